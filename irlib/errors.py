@@ -1,0 +1,147 @@
+"""The irlib exception hierarchy.
+
+Every error a user can cause raises one of these, with a message that says what went wrong,
+where (a span ``source:line:col`` or a node printed in the text format) and, where it helps,
+how to fix it. Internal ``KeyError``/``IndexError`` must never escape the public API.
+
+::
+
+    IRError
+     ├── ParseError            (also a SyntaxError)  text-format input is malformed
+     ├── TypeInferenceError                          a program is ill-typed
+     ├── WellFormedError                             a program breaks a structural invariant
+     ├── PassError                                   a pass failed (names the pass)
+     ├── InterpreterError                            evaluation failed (names the node)
+     │    └── MatchError                             no match clause covered a value
+     ├── OpImplError                                 an op's reference implementation failed
+     ├── UnsupportedOpError                          an importer met an op it cannot map
+     ├── ParamsFormatError                           a params blob is corrupt
+     ├── UnknownNameError     (also a LookupError)  a module has no global/type/ctor by that name
+     └── UntypedError         (also a ValueError)   ``checked_type`` read before inference
+"""
+
+from __future__ import annotations
+
+
+class IRError(Exception):
+    """Base class of every error irlib raises on purpose."""
+
+
+class ParseError(IRError, SyntaxError):
+    """Malformed text-format input.
+
+    Args:
+        message: what is wrong and what was expected.
+        span: where (an :class:`irlib.ir.span.Span`), or None.
+        source_line: the text of the offending line, printed with a caret under the column.
+    """
+
+    def __init__(self, message: str, span=None, source_line: str | None = None):
+        self.message = message
+        self.span = span
+        self.source_line = source_line
+        SyntaxError.__init__(self, message)
+        if span is not None:
+            self.filename = span.source_name
+            self.lineno = span.line
+            self.offset = span.column
+
+    def __str__(self) -> str:
+        if self.span is None:
+            return self.message
+        text = f"{self.span}: {self.message}"
+        if self.source_line is not None:
+            caret_width = 1
+            if self.span.end_line == self.span.line and self.span.end_column > self.span.column:
+                caret_width = self.span.end_column - self.span.column
+            text += "\n" + self.source_line.rstrip("\n")
+            text += "\n" + " " * max(self.span.column - 1, 0) + "^" * caret_width
+        return text
+
+
+class TypeInferenceError(IRError):
+    """An ill-typed program.
+
+    ``errors`` holds one :class:`TypeErrorReport` per problem found; all problems of a
+    function are collected before raising, so the message lists each of them.
+    """
+
+    def __init__(self, message: str, errors=()):
+        super().__init__(message)
+        self.errors = list(errors)
+
+
+class TypeErrorReport:
+    """One type error: the offending expression (printed), expected and actual types, span."""
+
+    __slots__ = ("message", "expr_text", "expected", "actual", "span")
+
+    def __init__(self, message, expr_text=None, expected=None, actual=None, span=None):
+        self.message = message
+        self.expr_text = expr_text
+        self.expected = expected
+        self.actual = actual
+        self.span = span
+
+    def __str__(self) -> str:
+        where = f"{self.span}: " if self.span is not None else ""
+        lines = [f"{where}{self.message}"]
+        if self.expected is not None or self.actual is not None:
+            lines.append(f"  expected: {self.expected}")
+            lines.append(f"  actual:   {self.actual}")
+        if self.expr_text:
+            lines.append("  in expression: " + self.expr_text.replace("\n", "\n    "))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"TypeErrorReport({self.message!r})"
+
+
+class WellFormedError(IRError):
+    """A program that breaks a structural invariant (e.g. a variable bound twice)."""
+
+
+class PassError(IRError):
+    """A pass raised; the message names the pass and the passes that ran before it."""
+
+
+class InterpreterError(IRError):
+    """Evaluation failed; the message names the node being evaluated and its span."""
+
+
+class MatchError(InterpreterError):
+    """No clause of a ``match`` covered the value it was given."""
+
+
+class OpImplError(IRError):
+    """An op's reference implementation failed or returned a wrongly typed result.
+
+    Args:
+        message: what went wrong.
+        op: the op name.
+        input_types: the types the op was called with, if known.
+    """
+
+    def __init__(self, message: str, op: str | None = None, input_types=None):
+        super().__init__(message)
+        self.op = op
+        self.input_types = input_types
+
+
+class UnsupportedOpError(IRError):
+    """An importer met operators it cannot map (each with node name, op type and opset)."""
+
+
+class ParamsFormatError(IRError):
+    """A serialized parameter blob is corrupt or of an unknown version."""
+
+
+class UnknownNameError(IRError, LookupError):
+    """A module has no global function, type or constructor of the requested name or tag."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class UntypedError(IRError, ValueError):
+    """``checked_type`` was read on a node that type inference has not annotated."""

@@ -1,0 +1,345 @@
+"""Iterative, memoised traversal of expressions.
+
+Nothing here uses Python recursion, so a 100,000-deep let chain or nat is no harder than a
+short one, and every node of a DAG is handled once (shared subexpressions are memoised by
+identity), so traversal is linear in the number of distinct nodes.
+
+* :func:`children` lists a node's sub-expressions in evaluation order (binders included:
+  a function's params, a let's var, the variables bound by match patterns), and
+  :func:`rebuild` puts new children back (returning the node itself if none changed).
+* :func:`post_order` lists every reachable node, children before parents.
+* :class:`ExprFunctor` is the one driver: an explicit stack walks the DAG, calls the optional
+  pre-order hook ``enter_<kind>(node)`` (return ``False`` to skip the node's children), and
+  folds bottom-up through ``visit_<kind>``. Dispatch is a per-class table keyed by node type,
+  built once in ``__init_subclass__``.
+* :class:`ExprVisitor`: ``visit_<kind>(node)`` is called once per node, children first.
+* :class:`ExprMutator`: ``visit_<kind>(node)`` receives the node *with its children already
+  rewritten* and returns its replacement; the default keeps it. Pass authors never call
+  ``self.visit(child)`` themselves.
+
+``<kind>`` is the snake-case class name: ``var``, ``global_var``, ``constant``, ``tuple``,
+``tuple_get_item``, ``call``, ``let``, ``if``, ``function``, ``op``, ``constructor``,
+``ref_create``, ``ref_read``, ``ref_write``, ``match``.
+"""
+
+from __future__ import annotations
+
+from ..errors import IRError
+from . import expr as E
+
+# -- structure of each node kind ---------------------------------------------------------------
+
+
+def pattern_vars(pattern) -> list:
+    """The variables a pattern binds, left to right."""
+    found = []
+    stack = [pattern]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, E.PatternVar):
+            found.append(current.var)
+        elif isinstance(current, (E.PatternConstructor, E.PatternTuple)):
+            stack.extend(reversed(current.patterns))
+    return found
+
+
+def rename_pattern(pattern, mapping: dict):
+    """``pattern`` with each bound Var replaced per ``mapping`` (old Var -> new Var)."""
+    if not mapping:
+        return pattern
+    # Patterns are shallow; rebuild bottom-up over an explicit post-order list anyway.
+    order, stack = [], [pattern]
+    while stack:
+        current = stack.pop()
+        order.append(current)
+        if isinstance(current, (E.PatternConstructor, E.PatternTuple)):
+            stack.extend(current.patterns)
+    done: dict = {}
+    for current in reversed(order):
+        if isinstance(current, E.PatternVar):
+            done[current] = current.replace(var=mapping.get(current.var, current.var))
+        elif isinstance(current, (E.PatternConstructor, E.PatternTuple)):
+            new_subs = tuple(done[p] for p in current.patterns)
+            changed = any(a is not b for a, b in zip(new_subs, current.patterns))
+            done[current] = current.replace(patterns=new_subs) if changed else current
+        else:
+            done[current] = current
+    return done[pattern]
+
+
+def children(node) -> tuple:
+    """The sub-expressions of ``node`` in evaluation order (see module docstring)."""
+    kind = type(node)
+    if kind in _LEAVES:
+        return ()
+    if kind is E.Call:
+        return (node.op,) + node.args
+    if kind is E.Let:
+        return (node.var, node.value, node.body)
+    if kind is E.Tuple:
+        return node.fields
+    if kind is E.TupleGetItem:
+        return (node.tuple_value,)
+    if kind is E.Function:
+        return node.params + (node.body,)
+    if kind is E.If:
+        return (node.cond, node.true_branch, node.false_branch)
+    if kind is E.Match:
+        items = [node.data]
+        for clause in node.clauses:
+            items.extend(pattern_vars(clause.lhs))
+            items.append(clause.rhs)
+        return tuple(items)
+    if kind is E.RefCreate:
+        return (node.value,)
+    if kind is E.RefRead:
+        return (node.ref,)
+    if kind is E.RefWrite:
+        return (node.ref, node.value)
+    raise IRError(f"unknown expression node type {kind.__name__}")
+
+
+_LEAVES = frozenset({E.Var, E.GlobalVar, E.Constant, E.Op, E.Constructor})
+
+
+def rebuild(node, new_children: tuple):
+    """``node`` with its children replaced by ``new_children`` (ordered as :func:`children`).
+
+    Returns ``node`` itself when every child is the same object.
+    """
+    kind = type(node)
+    if kind in _LEAVES:
+        return node
+    if kind is E.Call:
+        return node.replace(op=new_children[0], args=_same_or(node.args, new_children[1:]))
+    if kind is E.Let:
+        return node.replace(var=new_children[0], value=new_children[1], body=new_children[2])
+    if kind is E.Tuple:
+        return node.replace(fields=_same_or(node.fields, new_children))
+    if kind is E.TupleGetItem:
+        return node.replace(tuple_value=new_children[0])
+    if kind is E.Function:
+        return node.replace(params=_same_or(node.params, new_children[:-1]),
+                            body=new_children[-1])
+    if kind is E.If:
+        return node.replace(cond=new_children[0], true_branch=new_children[1],
+                            false_branch=new_children[2])
+    if kind is E.Match:
+        return _rebuild_match(node, new_children)
+    if kind is E.RefCreate:
+        return node.replace(value=new_children[0])
+    if kind is E.RefRead:
+        return node.replace(ref=new_children[0])
+    if kind is E.RefWrite:
+        return node.replace(ref=new_children[0], value=new_children[1])
+    raise IRError(f"unknown expression node type {kind.__name__}")
+
+
+def _same_or(old: tuple, new: tuple) -> tuple:
+    """``old`` if ``new`` holds the same objects (so ``replace`` sees no change)."""
+    if len(old) == len(new) and all(a is b for a, b in zip(old, new)):
+        return old
+    return tuple(new)
+
+
+def _rebuild_match(node, new_children):
+    data = new_children[0]
+    position = 1
+    clauses = []
+    changed = data is not node.data
+    for clause in node.clauses:
+        old_vars = pattern_vars(clause.lhs)
+        new_vars = new_children[position:position + len(old_vars)]
+        position += len(old_vars)
+        rhs = new_children[position]
+        position += 1
+        mapping = {o: n for o, n in zip(old_vars, new_vars) if o is not n}
+        lhs = rename_pattern(clause.lhs, mapping)
+        if lhs is not clause.lhs or rhs is not clause.rhs:
+            clause = clause.replace(lhs=lhs, rhs=rhs)
+            changed = True
+        clauses.append(clause)
+    if not changed:
+        return node
+    return node.replace(data=data, clauses=tuple(clauses))
+
+
+def post_order(expr) -> list:
+    """Every node reachable from ``expr``, each once, children before parents."""
+    order = []
+    seen = set()
+    stack = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        kids = children(node)
+        for child in reversed(kids):
+            if child not in seen:
+                stack.append((child, False))
+    return order
+
+
+# -- the functor driver --------------------------------------------------------------------------
+
+_NODE_KINDS = {
+    E.Var: "var", E.GlobalVar: "global_var", E.Constant: "constant", E.Tuple: "tuple",
+    E.TupleGetItem: "tuple_get_item", E.Call: "call", E.Let: "let", E.If: "if",
+    E.Function: "function", E.Op: "op", E.Constructor: "constructor",
+    E.RefCreate: "ref_create", E.RefRead: "ref_read", E.RefWrite: "ref_write",
+    E.Match: "match",
+}
+
+
+def node_kind(node) -> str:
+    """The snake-case kind name used in handler names (``"tuple_get_item"``)."""
+    return _NODE_KINDS[type(node)]
+
+
+class ExprFunctor:
+    """Bottom-up fold over an expression DAG with an explicit stack.
+
+    Subclasses define ``visit_<kind>(self, node, child_results)`` returning the node's result
+    (``child_results`` is a tuple aligned with :func:`children`), and optionally
+    ``enter_<kind>(self, node)``, called before the node's children are visited; returning
+    ``False`` from it skips the children and makes ``skip(node)`` the node's result.
+    Results are memoised per node for the life of the functor object.
+    """
+
+    _visit_table: dict = {}
+    _enter_table: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {node_type: getattr(cls, "visit_" + kind)
+                            for node_type, kind in _NODE_KINDS.items()
+                            if hasattr(cls, "visit_" + kind)}
+        cls._enter_table = {node_type: getattr(cls, "enter_" + kind)
+                            for node_type, kind in _NODE_KINDS.items()
+                            if hasattr(cls, "enter_" + kind)}
+
+    def __init__(self):
+        self.memo: dict = {}
+
+    def skip(self, node):
+        """Result of a node whose ``enter_`` hook returned False (default: None)."""
+        return None
+
+    def _dispatch(self, node, child_results):
+        handler = self._visit_table.get(type(node))
+        if handler is None:
+            raise IRError(f"{type(self).__name__} has no rule for {type(node).__name__}")
+        return handler(self, node, child_results)
+
+    def visit(self, expr):
+        """Fold ``expr``; returns its result."""
+        memo = self.memo
+        if expr in memo:
+            return memo[expr]
+        enter_table = self._enter_table
+        stack = [(expr, None)]
+        while stack:
+            node, kids = stack.pop()
+            if kids is None:
+                if node in memo:
+                    continue
+                enter = enter_table.get(type(node))
+                if enter is not None and enter(self, node) is False:
+                    memo[node] = self.skip(node)
+                    continue
+                kids = children(node)
+                stack.append((node, kids))
+                for child in reversed(kids):
+                    if child not in memo:
+                        stack.append((child, None))
+                continue
+            if node in memo:
+                continue
+            memo[node] = self._dispatch(node, tuple(memo[c] for c in kids))
+        return memo[expr]
+
+    __call__ = visit
+
+
+class ExprVisitor(ExprFunctor):
+    """Calls ``visit_<kind>(node)`` once for every reachable node, children first.
+
+    Override only the kinds you care about; the rest do nothing. ``enter_<kind>(node)``
+    hooks run top-down before a node's children (return ``False`` to skip them).
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        table = {}
+        for node_type, kind in _NODE_KINDS.items():
+            method = getattr(cls, "visit_" + kind, None)
+            table[node_type] = _adapt_visitor(method)
+        cls._visit_table = table
+
+    def visit(self, expr):
+        """Visit ``expr`` and everything below it (each node once per visitor)."""
+        super().visit(expr)
+
+
+def _adapt_visitor(method):
+    if method is None:
+        return lambda self, node, results: None
+    return lambda self, node, results: method(self, node)
+
+
+ExprVisitor.__init_subclass__()
+
+
+class ExprMutator(ExprFunctor):
+    """Rewrites an expression bottom-up.
+
+    ``visit_<kind>(node)`` gets ``node`` rebuilt with already-rewritten children (the same
+    object if none changed) and returns its replacement; the default returns it unchanged,
+    so a mutator that overrides nothing returns its input. A variable replaced at its
+    binding site is replaced at every use, since results are memoised per node.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        table = {}
+        for node_type, kind in _NODE_KINDS.items():
+            table[node_type] = _adapt_mutator(getattr(cls, "visit_" + kind, None))
+        cls._visit_table = table
+
+    def skip(self, node):
+        """A skipped node is kept as it is."""
+        return node
+
+
+def _adapt_mutator(method):
+    if method is None:
+        return lambda self, node, results: rebuild(node, results)
+    return lambda self, node, results: method(self, rebuild(node, results))
+
+
+ExprMutator.__init_subclass__()
+
+
+def free_vars(expr) -> list:
+    """Free local variables of ``expr`` in first-occurrence (post-order) order."""
+    bound = set()
+    for node in post_order(expr):
+        kind = type(node)
+        if kind is E.Let:
+            bound.add(node.var)
+        elif kind is E.Function:
+            bound.update(node.params)
+        elif kind is E.Match:
+            for clause in node.clauses:
+                bound.update(pattern_vars(clause.lhs))
+    seen, free = set(), []
+    for node in post_order(expr):
+        if type(node) is E.Var and node not in bound and node not in seen:
+            seen.add(node)
+            free.append(node)
+    return free

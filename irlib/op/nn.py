@@ -1,0 +1,1 @@
+"""Neural-network ops (``irlib.nn.*``). PLACEHOLDER: being written."""

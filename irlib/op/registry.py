@@ -1,0 +1,279 @@
+"""The operator registry: one entry per op, everything about the op in one place.
+
+An entry (:class:`OpDef`) holds the op's name, its argument names, its attribute schema (with
+defaults), its type relation, its numpy reference implementation, its gradient, its fusion
+pattern kind and its layout hook. Other packages attach to ops *by name* through this table
+(``jitkernels`` registers kernels against ``"exp"``; the interpreter calls
+``get_def("exp").impl``); nothing discovers ops by scanning modules.
+
+Registering an op::
+
+    exp = register_op("exp", arg_names=("data",), type_rel=elemwise_rel,
+                      pattern=OpPattern.ELEMWISE)
+
+    @exp.def_impl
+    def _exp_ref(data):          # numpy reference: inputs in, tuple of outputs out
+        return (np.exp(data),)
+
+    @exp.def_grad
+    def _exp_grad(call, out_grad):   # one adjoint expression per input
+        return [out_grad * call]
+
+Contracts:
+
+* ``type_rel(arg_types, attrs) -> Type``: called once every argument type is known; raises
+  :class:`~irlib.errors.TypeInferenceError` with a plain message (the type checker adds the
+  expression and span) when the inputs are unacceptable.
+* ``impl(*inputs, **attrs) -> tuple``: numpy arrays in (a tuple argument arrives as a tuple of
+  arrays), a tuple of numpy arrays out. :func:`evaluate` checks the contract and converts
+  numpy exceptions to :class:`~irlib.errors.OpImplError`.
+* ``grad(call, out_grad) -> list[Expr]``: one adjoint per argument (Relay's FPrimalGradient).
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..errors import OpImplError, UnknownNameError
+from ..ir.attrs import Attrs
+from ..ir.expr import Call, Op
+
+
+class OpPattern(enum.IntEnum):
+    """Fusion pattern kinds (Relay's ``OpPatternKind``), used by FuseOps."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+class AttrSchema:
+    """The attribute fields of an op, in order, with defaults.
+
+    Args:
+        type_key: the attrs type name, e.g. ``"relay.attrs.Conv2DAttrs"``.
+        fields: ``(name, default)`` pairs in declaration order.
+    """
+
+    __slots__ = ("type_key", "defaults")
+
+    def __init__(self, type_key: str, fields=()):
+        self.type_key = type_key
+        self.defaults = dict(fields)
+
+    def make(self, op_name: str, values: dict) -> Attrs:
+        """An :class:`Attrs` with ``values`` over the defaults.
+
+        Raises:
+            TypeError: if ``values`` names a field the schema does not have.
+        """
+        unknown = [k for k in values if k not in self.defaults]
+        if unknown:
+            raise TypeError(f"{op_name} got unexpected attribute(s) {unknown}; "
+                            f"its attributes are {list(self.defaults)}")
+        merged = dict(self.defaults)
+        merged.update(values)
+        return Attrs(merged, self.type_key, self.defaults)
+
+
+class OpDef:
+    """Everything the system knows about one op. Create with :func:`register_op`."""
+
+    def __init__(self, name: str, arg_names: tuple, attrs: Optional[AttrSchema],
+                 type_rel: Optional[Callable], pattern: OpPattern, description: str,
+                 support_level: int, tuple_output: bool):
+        self.name = name
+        self.tuple_output = tuple_output
+        self.arg_names = tuple(arg_names)
+        self.attrs = attrs
+        self.type_rel = type_rel
+        self.pattern = OpPattern(pattern)
+        self.description = description
+        self.support_level = support_level
+        self.impl: Optional[Callable] = None
+        self.grad: Optional[Callable] = None
+        self.layout_rule: Optional[Callable] = None
+        self.extra: dict = {}
+        self.op = Op(name)
+
+    @property
+    def num_inputs(self) -> int:
+        """Number of arguments the op takes."""
+        return len(self.arg_names)
+
+    # -- decorators ------------------------------------------------------------------------
+    def def_impl(self, fn: Callable) -> Callable:
+        """Register ``fn`` as the numpy reference implementation; returns ``fn``."""
+        self.impl = fn
+        return fn
+
+    def def_type_rel(self, fn: Callable) -> Callable:
+        """Register ``fn`` as the type relation; returns ``fn``."""
+        self.type_rel = fn
+        return fn
+
+    def def_grad(self, fn: Callable) -> Callable:
+        """Register ``fn`` as the gradient rule; returns ``fn``."""
+        self.grad = fn
+        return fn
+
+    def def_layout(self, fn: Callable) -> Callable:
+        """Register ``fn`` as the layout inference/alteration hook; returns ``fn``."""
+        self.layout_rule = fn
+        return fn
+
+    def set_attr(self, key: str, value) -> None:
+        """Attach an extra named property (e.g. an alter-layout hook) to the op."""
+        self.extra[key] = value
+
+    def get_attr(self, key: str, default=None):
+        """An extra property, or one of ``TOpPattern``, ``FTVMCompute``-style aliases."""
+        aliases = {"TOpPattern": self.pattern, "FPrimalGradient": self.grad,
+                   "FTypeRelation": self.type_rel, "FReference": self.impl}
+        if key in aliases:
+            return aliases[key]
+        return self.extra.get(key, default)
+
+    # -- use ---------------------------------------------------------------------------------
+    def make_attrs(self, values: Optional[dict] = None) -> Optional[Attrs]:
+        """Attrs for a call of this op with ``values`` over the defaults (None if attr-less)."""
+        if self.attrs is None:
+            if values:
+                raise TypeError(f"{self.name} takes no attributes, got {sorted(values)}")
+            return None
+        return self.attrs.make(self.name, dict(values or {}))
+
+    def __call__(self, *args, **attrs) -> Call:
+        """Build a call of this op."""
+        return make_call(self.name, args, attrs)
+
+    def __repr__(self):
+        return f"OpDef({self.name!r})"
+
+
+_REGISTRY: dict = {}
+
+
+def register_op(name: str, arg_names=("data",), attrs=None, type_rel=None,
+                pattern: OpPattern = OpPattern.OPAQUE, description: str = "",
+                support_level: int = 10, tuple_output: bool = False) -> OpDef:
+    """Register a new op and return its :class:`OpDef`.
+
+    Args:
+        name: the op name (``"nn.conv2d"``).
+        arg_names: names of the positional arguments, in order.
+        attrs: an :class:`AttrSchema`, a ``(type_key, [(field, default), ...])`` pair, or None.
+        type_rel: the type relation (see the module docstring).
+        pattern: the fusion pattern kind.
+        description: one line on what the op computes.
+        support_level: Relay's support level (informational).
+        tuple_output: whether the op returns a tuple (``split``, ``batch_norm``, ...).
+
+    Raises:
+        ValueError: if ``name`` is already registered.
+    """
+    if name in _REGISTRY:
+        raise ValueError(f"op {name!r} is already registered")
+    if isinstance(attrs, tuple) and len(attrs) == 2 and isinstance(attrs[0], str):
+        attrs = AttrSchema(attrs[0], attrs[1])
+    op_def = OpDef(name, arg_names, attrs, type_rel, pattern, description, support_level,
+                   tuple_output)
+    _REGISTRY[name] = op_def
+    return op_def
+
+
+def _ensure_loaded() -> None:
+    # The op definitions register themselves on import of irlib.op; make sure they are in.
+    if not _REGISTRY or "add" not in _REGISTRY:
+        from . import _load_all  # noqa: F401
+
+
+def get_def(name: str) -> OpDef:
+    """The :class:`OpDef` of op ``name``.
+
+    Raises:
+        UnknownNameError: if no op has that name (the message suggests close names).
+    """
+    op_def = _REGISTRY.get(name)
+    if op_def is None:
+        _ensure_loaded()
+        op_def = _REGISTRY.get(name)
+    if op_def is None:
+        close = difflib.get_close_matches(name, _REGISTRY, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownNameError(f"unknown operator {name!r}{hint}")
+    return op_def
+
+
+def get(name: str) -> Op:
+    """The interned :class:`~irlib.ir.expr.Op` node of op ``name`` (``relay.op.get``)."""
+    return get_def(name).op
+
+
+def is_registered(name: str) -> bool:
+    """Whether an op called ``name`` exists."""
+    _ensure_loaded()
+    return name in _REGISTRY
+
+
+def list_ops() -> list:
+    """Names of every registered op, sorted."""
+    _ensure_loaded()
+    return sorted(_REGISTRY)
+
+
+def make_call(name: str, args, attrs: Optional[dict] = None, span=None) -> Call:
+    """``Call(get(name), args, attrs)`` with the attrs filled from the op's schema.
+
+    Raises:
+        TypeError: on a wrong number of arguments or an unknown attribute.
+    """
+    op_def = get_def(name)
+    args = tuple(args)
+    if len(args) != op_def.num_inputs:
+        raise TypeError(f"{name} takes {op_def.num_inputs} argument(s) "
+                        f"({', '.join(op_def.arg_names)}), got {len(args)}")
+    return Call(op_def.op, args, op_def.make_attrs(attrs), span=span)
+
+
+def evaluate(name: str, inputs, attrs: Optional[Attrs] = None):
+    """Run op ``name``'s reference implementation.
+
+    Args:
+        name: the op name.
+        inputs: the argument values (numpy arrays, or tuples of them for tuple arguments).
+        attrs: the call's attrs (None for attr-less ops).
+
+    Returns:
+        A numpy array, or a tuple of arrays for an op registered with ``tuple_output``.
+
+    Raises:
+        OpImplError: if the op has no implementation, or the implementation fails or breaks
+            its contract.
+    """
+    op_def = get_def(name)
+    if op_def.impl is None:
+        raise OpImplError(f"reference implementation of {name!r} is not registered", op=name)
+    kwargs = dict(attrs) if attrs is not None else {}
+    try:
+        result = op_def.impl(*inputs, **kwargs)
+    except (TypeError, ValueError, IndexError, ArithmeticError, np.linalg.LinAlgError) as error:
+        shapes = [getattr(x, "shape", type(x).__name__) for x in inputs]
+        raise OpImplError(f"{name}: {error} (input shapes {shapes})", op=name) from error
+    if not isinstance(result, tuple):
+        raise OpImplError(f"{name}: reference implementation must return a tuple, "
+                          f"got {type(result).__name__}", op=name)
+    if op_def.tuple_output:
+        return result
+    if len(result) != 1:
+        raise OpImplError(f"{name}: reference implementation returned {len(result)} outputs "
+                          f"for a single-output op", op=name)
+    return result[0]

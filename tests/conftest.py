@@ -1,0 +1,19 @@
+"""Test-suite configuration: hypothesis profiles.
+
+``ci`` (the default) keeps property tests to each test's fixed example budget and makes runs
+reproducible; ``--hypothesis-profile=thorough`` multiplies every budget (see
+:func:`irlib.testing.budget.examples`) for long runs.
+"""
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow,
+                                                 HealthCheck.data_too_large])
+settings.register_profile("thorough", deadline=None, max_examples=2000,
+                          suppress_health_check=[HealthCheck.too_slow,
+                                                 HealthCheck.data_too_large])
+if getattr(settings, "_current_profile", "default") == "default":
+    # NOTE: the hypothesis plugin has already applied --hypothesis-profile by now; only
+    # replace hypothesis' own default.
+    settings.load_profile("ci")
