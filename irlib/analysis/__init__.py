@@ -1,1 +1,28 @@
-"""PLACEHOLDER"""
+"""Analyses of expressions (``relay.analysis``): variables, well-formedness, traversal.
+
+* :func:`free_vars`, :func:`bound_vars`, :func:`all_vars`: local variables.
+* :func:`free_type_vars`, :func:`bound_type_vars`, :func:`all_type_vars`: type variables.
+* :func:`well_formed`, :func:`check_well_formed`: each variable bound once, used in scope.
+* :func:`post_order_visit`: call a function on every node, children first.
+"""
+
+from ..ir.functor import post_order
+from .free_vars import (all_type_vars, all_vars, bound_type_vars, bound_vars, free_type_vars,
+                        free_vars)
+from .well_formed import check_well_formed, well_formed
+
+
+def post_order_visit(expr, fvisit) -> None:
+    """Call ``fvisit(node)`` on every node reachable from ``expr``, children before parents,
+    each node once (TVM's ``post_order_visit``).
+
+    Args:
+        expr: the root expression.
+        fvisit: a function of one node; its result is ignored.
+    """
+    for node in post_order(expr):
+        fvisit(node)
+
+
+__all__ = ["free_vars", "bound_vars", "all_vars", "free_type_vars", "bound_type_vars",
+           "all_type_vars", "well_formed", "check_well_formed", "post_order_visit"]

@@ -1,10 +1,27 @@
 """Operators: the registry and every op family.
 
 ``irlib.op.get(name)`` returns the interned Op node; builder functions (``irlib.add``,
-``irlib.nn.conv2d``) create calls with attributes filled from the op's schema.
+``irlib.nn.conv2d``) create calls with attributes filled from the op's schema. Only the
+builders are star-exported (to the ``irlib`` top level); the registry functions stay under
+``irlib.op``.
 """
 
 from .registry import (AttrSchema, OpDef, OpPattern, evaluate, get, get_def, is_registered,
                        list_ops, make_call, register_op)
 from . import _load_all  # noqa: F401  (registers every op family)
+from . import nn  # noqa: F401
+from .construct import *  # noqa: F401,F403
+from .construct import __all__ as _construct_all
+from .elemwise import *  # noqa: F401,F403
+from .elemwise import __all__ as _elemwise_all
+from .reduce import *  # noqa: F401,F403
+from .reduce import __all__ as _reduce_all
 from .tensor import *  # noqa: F401,F403
+from .tensor import __all__ as _tensor_all
+from .indexing import *  # noqa: F401,F403
+from .indexing import __all__ as _indexing_all
+from .transform import *  # noqa: F401,F403
+from .transform import __all__ as _transform_all
+
+__all__ = (list(_tensor_all) + list(_elemwise_all) + list(_reduce_all) + list(_transform_all)
+           + list(_indexing_all) + list(_construct_all))

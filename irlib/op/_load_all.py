@@ -1,3 +1,9 @@
 """Imports every op family module so that each registers its ops (in a fixed order)."""
 
 from . import tensor  # noqa: F401
+from . import elemwise  # noqa: F401
+from . import reduce  # noqa: F401
+from . import transform  # noqa: F401
+from . import indexing  # noqa: F401
+from . import construct  # noqa: F401
+from . import nn  # noqa: F401

@@ -1,1 +1,17 @@
-"""Neural-network ops (``irlib.nn.*``). PLACEHOLDER: being written."""
+"""Neural-network ops: the ``irlib.nn`` namespace (``relay.nn``).
+
+The ops are defined in family modules (``nn_basic``, ``nn_conv``, ``nn_pool``,
+``nn_more``); this module
+gathers their builders so that users write ``irlib.nn.conv2d(x, w, padding=1)``.
+"""
+
+from .nn_basic import *  # noqa: F401,F403
+from .nn_basic import __all__ as _basic_all
+from .nn_conv import *  # noqa: F401,F403
+from .nn_conv import __all__ as _conv_all
+from .nn_more import *  # noqa: F401,F403
+from .nn_more import __all__ as _more_all
+from .nn_pool import *  # noqa: F401,F403
+from .nn_pool import __all__ as _pool_all
+
+__all__ = list(_basic_all) + list(_conv_all) + list(_pool_all) + list(_more_all)

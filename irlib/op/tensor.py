@@ -13,6 +13,8 @@ Gradients of broadcasting ops reduce the adjoint back to each input's shape with
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..errors import TypeInferenceError
@@ -27,16 +29,19 @@ __all__ = ["add", "subtract", "multiply", "divide", "equal", "not_equal", "less"
            "where", "cast", "cast_like", "ones_like", "zeros_like"]
 
 
-def _builder(name: str, arg_names: tuple, doc: str):
+def op_builder(name: str, arg_names: tuple, doc: str):
     """A builder function ``name(*arg_names)`` that makes a call of op ``name``."""
-    def builder(*args):
-        if len(args) != len(arg_names):
-            raise TypeError(f"{name}() takes {len(arg_names)} argument(s) "
-                            f"({', '.join(arg_names)}), got {len(args)}")
-        return make_call(name, args)
-    import inspect
-    builder.__signature__ = inspect.Signature(
+    signature = inspect.Signature(
         [inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in arg_names])
+
+    def builder(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{name}(): {error}; its arguments are "
+                            f"({', '.join(arg_names)})") from None
+        return make_call(name, bound.args)
+    builder.__signature__ = signature
     builder.__name__ = builder.__qualname__ = name
     builder.__doc__ = doc
     return builder
@@ -47,14 +52,16 @@ def scalar_like(value: float, like):
     return cast_like(const(value), like)
 
 
-def _unary(name: str, numpy_fn, doc: str):
+def register_unary(name: str, numpy_fn, doc: str):
+    """Register an elementwise unary op keeping the input dtype; returns (OpDef, builder)."""
     op_def = register_op(name, ("data",), type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
                          description=doc)
     op_def.def_impl(lambda data: (np.asarray(numpy_fn(data)).astype(data.dtype, copy=False),))
-    return op_def, _builder(name, ("data",), f"Elementwise {doc}.")
+    return op_def, op_builder(name, ("data",), f"Elementwise {doc}.")
 
 
-def _binary(name: str, numpy_fn, doc: str, relation=broadcast_rel):
+def register_binary(name: str, numpy_fn, doc: str, relation=broadcast_rel):
+    """Register a broadcasting binary op; returns (OpDef, builder)."""
     op_def = register_op(name, ("lhs", "rhs"), type_rel=relation, pattern=OpPattern.BROADCAST,
                          description=doc)
     if relation is broadcast_bool_rel:
@@ -62,7 +69,7 @@ def _binary(name: str, numpy_fn, doc: str, relation=broadcast_rel):
     else:
         op_def.def_impl(
             lambda lhs, rhs: (np.asarray(numpy_fn(lhs, rhs)).astype(lhs.dtype, copy=False),))
-    return op_def, _builder(name, ("lhs", "rhs"),
+    return op_def, op_builder(name, ("lhs", "rhs"),
                             f"Elementwise ``{doc}`` with numpy broadcasting.")
 
 
@@ -74,10 +81,11 @@ def _divide_ref(lhs, rhs):
     return np.true_divide(lhs, rhs)
 
 
-_ADD, add = _binary("add", np.add, "lhs + rhs")
-_SUBTRACT, subtract = _binary("subtract", np.subtract, "lhs - rhs")
-_MULTIPLY, multiply = _binary("multiply", np.multiply, "lhs * rhs")
-_DIVIDE, divide = _binary("divide", _divide_ref, "lhs / rhs (integer division truncates)")
+_ADD, add = register_binary("add", np.add, "lhs + rhs")
+_SUBTRACT, subtract = register_binary("subtract", np.subtract, "lhs - rhs")
+_MULTIPLY, multiply = register_binary("multiply", np.multiply, "lhs * rhs")
+_DIVIDE, divide = register_binary("divide", _divide_ref,
+                                  "lhs / rhs (integer division truncates)")
 _COMPARISONS = {}
 for _name, _fn, _text in [("equal", np.equal, "lhs == rhs"),
                           ("not_equal", np.not_equal, "lhs != rhs"),
@@ -85,7 +93,8 @@ for _name, _fn, _text in [("equal", np.equal, "lhs == rhs"),
                           ("less_equal", np.less_equal, "lhs <= rhs"),
                           ("greater", np.greater, "lhs > rhs"),
                           ("greater_equal", np.greater_equal, "lhs >= rhs")]:
-    _COMPARISONS[_name] = _binary(_name, _fn, _text + " (bool result)", broadcast_bool_rel)
+    _COMPARISONS[_name] = register_binary(_name, _fn, _text + " (bool result)",
+                                          broadcast_bool_rel)
 equal = _COMPARISONS["equal"][1]
 not_equal = _COMPARISONS["not_equal"][1]
 less = _COMPARISONS["less"][1]
@@ -93,42 +102,44 @@ less_equal = _COMPARISONS["less_equal"][1]
 greater = _COMPARISONS["greater"][1]
 greater_equal = _COMPARISONS["greater_equal"][1]
 
-_NEGATIVE, negative = _unary("negative", np.negative, "negation ``-data``")
-_EXP, exp = _unary("exp", np.exp, "exponential ``e ** data``")
-_LOG, log = _unary("log", np.log, "natural logarithm")
-_SQRT, sqrt = _unary("sqrt", np.sqrt, "square root")
+_NEGATIVE, negative = register_unary("negative", np.negative, "negation ``-data``")
+_EXP, exp = register_unary("exp", np.exp, "exponential ``e ** data``")
+_LOG, log = register_unary("log", np.log, "natural logarithm")
+_SQRT, sqrt = register_unary("sqrt", np.sqrt, "square root")
 
 
 # -- gradients of the arithmetic ops ---------------------------------------------------------
 
-def _collapse(grad, like):
+def collapse_to(grad, like):
+    """``collapse_sum_like(grad, like)``: the adjoint of broadcasting ``like``."""
     return make_call("collapse_sum_like", (grad, like))
 
 
 @_ADD.def_grad
 def _add_grad(call, out_grad):
     lhs, rhs = call.args
-    return [_collapse(out_grad, lhs), _collapse(out_grad, rhs)]
+    return [collapse_to(out_grad, lhs), collapse_to(out_grad, rhs)]
 
 
 @_SUBTRACT.def_grad
 def _subtract_grad(call, out_grad):
     lhs, rhs = call.args
-    return [_collapse(out_grad, lhs), _collapse(negative(out_grad), rhs)]
+    return [collapse_to(out_grad, lhs), collapse_to(negative(out_grad), rhs)]
 
 
 @_MULTIPLY.def_grad
 def _multiply_grad(call, out_grad):
     lhs, rhs = call.args
-    return [_collapse(multiply(out_grad, rhs), lhs), _collapse(multiply(out_grad, lhs), rhs)]
+    return [collapse_to(multiply(out_grad, rhs), lhs),
+            collapse_to(multiply(out_grad, lhs), rhs)]
 
 
 @_DIVIDE.def_grad
 def _divide_grad(call, out_grad):
     lhs, rhs = call.args
     # d(x/y)/dy = -(x/y)/y, reusing the forward result.
-    return [_collapse(divide(out_grad, rhs), lhs),
-            _collapse(negative(divide(multiply(out_grad, call), rhs)), rhs)]
+    return [collapse_to(divide(out_grad, rhs), lhs),
+            collapse_to(negative(divide(multiply(out_grad, call), rhs)), rhs)]
 
 
 def _zero_grads(call, out_grad):
@@ -186,8 +197,8 @@ def _where_ref(condition, x, y):
 def _where_grad(call, out_grad):
     condition, x, y = call.args
     zeros = zeros_like(out_grad)
-    return [zeros_like(condition), _collapse(where(condition, out_grad, zeros), x),
-            _collapse(where(condition, zeros, out_grad), y)]
+    return [zeros_like(condition), collapse_to(where(condition, out_grad, zeros), x),
+            collapse_to(where(condition, zeros, out_grad), y)]
 
 
 def where(condition, x, y):
@@ -261,7 +272,7 @@ def _cast_like_grad(call, out_grad):
     return [cast_like(out_grad, data), zeros_like(like)]
 
 
-cast_like = _builder("cast_like", ("data", "dtype_like"),
+cast_like = op_builder("cast_like", ("data", "dtype_like"),
                      "Convert ``data`` to the dtype of ``dtype_like``.")
 
 
@@ -270,7 +281,7 @@ def _fill_like(name: str, value: int):
                          description=f"a tensor of {value}s shaped like data")
     op_def.def_impl(lambda data: (np.full(np.shape(data), value, dtype=data.dtype),))
     op_def.def_grad(lambda call, out_grad: [zeros_like(call.args[0])])
-    return _builder(name, ("data",), f"A tensor of {value}s with the shape and dtype of "
+    return op_builder(name, ("data",), f"A tensor of {value}s with the shape and dtype of "
                                      f"``data``.")
 
 

@@ -14,7 +14,8 @@ from ..ir.types import TensorType, TupleType
 
 __all__ = ["expect_tensor", "identity_rel", "broadcast_shapes", "broadcast_rel",
            "broadcast_bool_rel", "normalize_axis", "normalize_axes", "reduce_axes",
-           "reduce_rel", "static_int", "dims_equal", "dims_differ", "shape_product", "Any", "TupleType"]
+           "reduce_rel", "static_int", "dims_equal", "dims_differ", "shape_product", "Any",
+           "TupleType"]
 
 
 def expect_tensor(ty, what: str = "argument") -> TensorType:

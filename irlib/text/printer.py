@@ -1,3 +1,457 @@
-"""PLACEHOLDER"""
-def astext(node, show_meta_data=True, annotate=None): raise NotImplementedError
-def pretty_print(node): return object.__repr__(node)
+"""The text-format printer (Relay text format v0.0.5, as docs/text_format.md specifies).
+
+``astext(x)`` gives the version header, the text of ``x`` and, when constants need it, the
+``#[metadata]`` section; ``pretty_print(x)`` (what ``str(node)`` and ``str(module)`` use)
+gives the text alone. Example::
+
+    >>> x = irlib.var("x", shape=(10,))
+    >>> print(irlib.nn.relu(irlib.add(x, irlib.const(1.0))))
+    free_var %x: Tensor[(10), float32];
+    %0 = add(%x, 1f);
+    nn.relu(%0)
+
+How it works. :mod:`irlib.text.layout` first decides, for the whole expression DAG, which
+nodes are written inline and in which scope every other node gets its ``%n = ...;`` binding.
+Then one explicit-stack emitter produces the text: the stack holds text fragments, line and
+indentation marks, and ``(method, argument)`` actions that push further items when they run.
+Nothing recurses, so 100,000-deep let chains, call chains and constructor values print in
+linear time. Numbers ``%n`` are handed out when a binding's value is complete (so a
+function's inner bindings are numbered before the function, as in Relay); the binding line
+holds a slot that is filled in then.
+"""
+
+from __future__ import annotations
+
+from ..errors import IRError
+from ..ir import expr as E
+from ..ir.functor import pattern_vars
+from ..ir.module import IRModule
+from ..ir.type_functor import iter_types
+from ..ir.type_text import type_data_to_text, type_to_text
+from ..ir.types import Type, TypeData, TypeVar
+from ..ndarray import NDArray
+from .layout import Layout, is_atomic
+from .literals import attr_value_text, scalar_literal
+from .meta import MetaTable
+from .names import NameTable, sanitize_type_var_name, sanitize_var_name
+
+VERSION_HEADER = '#[version = "0.0.5"]'
+META_OMITTED = "// meta data omitted. you can use show_meta_data=True to include meta data"
+
+__all__ = ["astext", "pretty_print", "VERSION_HEADER"]
+
+
+def astext(node, show_meta_data: bool = True, annotate=None) -> str:
+    """The text format of ``node``, with the ``#[version = "0.0.5"]`` header.
+
+    Args:
+        node: an :class:`~irlib.ir.module.IRModule`, any expression, a type or type
+            definition, a pattern or a clause.
+        show_meta_data: write the ``#[metadata]`` section when constants need it (otherwise
+            a comment says it was omitted; the ``meta[...]`` references stay).
+        annotate: None to write ``/* ty=... */`` after each typed expression, or a callable
+            ``node -> str | None`` whose result is written as the comment instead.
+
+    Returns:
+        The text, ending with a newline.
+
+    Raises:
+        TypeError: if ``node`` is not something the text format can show.
+    """
+    printer = _Printer(annotate)
+    body = printer.print_any(node)
+    parts = [VERSION_HEADER]
+    if body:
+        parts.append(body)
+    if len(printer.meta):
+        if show_meta_data:
+            parts.extend(["#[metadata]", printer.meta.to_json()])
+        else:
+            parts.append(META_OMITTED)
+    return "\n".join(parts) + "\n"
+
+
+def pretty_print(node) -> str:
+    """The text of ``node`` without header or metadata section (``meta[...]`` references
+    stay); what ``str(node)`` gives.
+
+    Args:
+        node: as for :func:`astext`.
+
+    Raises:
+        TypeError: if ``node`` is not something the text format can show.
+    """
+    return _Printer(None).print_any(node)
+
+
+class _Mark:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+_NL = _Mark("newline")      # end the current line; the next one starts at the current indent
+_INDENT = _Mark("indent")
+_DEDENT = _Mark("dedent")
+
+
+class _Printer:
+    """One print call: the emitter state, names, graph-binding numbers and metadata."""
+
+    def __init__(self, annotate=None):
+        self.annotate = annotate
+        self.meta = MetaTable()
+        self.literal_cache: dict = {}
+        self.graph_counter = 0
+        self.lines: list = []       # (indent, fragments) per finished line
+        self.fragments: list = []   # the current line: strs and slots ([text])
+        self.indent = 0
+        self.line_indent = 0
+        self.stack: list = []
+        self.layout = None
+        self._reset_names()
+
+    def _reset_names(self) -> None:
+        # Names are per definition: two defs may both have a parameter %x.
+        self.var_names = NameTable(sanitize_var_name)
+        self.type_var_names: dict = {}
+        self.type_name_table = NameTable(sanitize_type_var_name)
+        self.node_text: dict = {}   # bound node -> "%n"
+
+    # -- entry points --------------------------------------------------------------------------
+    def print_any(self, node) -> str:
+        if isinstance(node, IRModule):
+            return self._print_module(node)
+        if isinstance(node, E.TupleWrapper):
+            node = node.astuple()
+        if isinstance(node, E.Expr):
+            return self._print_root(node, (), [])
+        if isinstance(node, E.Clause):
+            lhs = [(self._pattern, node.lhs), " => {", _INDENT, _NL]
+            return self._print_root(node.rhs, pattern_vars(node.lhs), lhs,
+                                    [_DEDENT, _NL, "}"])
+        if isinstance(node, E.Pattern):
+            self._push((self._pattern, node))
+            self._run()
+            return self._take_text()
+        if isinstance(node, TypeData):
+            return self._type_data_text(node)
+        if isinstance(node, Type):
+            return self._type_text(node)
+        raise TypeError(f"cannot print a {type(node).__name__} in the text format")
+
+    def _print_root(self, expr, bound_vars, before, after=()) -> str:
+        self.layout = Layout(expr)
+        items = list(before)
+        bound = set(bound_vars)
+        for var in self.layout.free_vars:
+            if var not in bound:
+                items.extend(["free_var ", (self._var_decl, var), ";", _NL])
+        items.append((self._scope, self.layout.root_scope))
+        items.extend(after)
+        self._push(*items)
+        self._run()
+        return self._take_text()
+
+    def _print_module(self, mod: IRModule) -> str:
+        blocks = []
+        for gtv in mod.get_global_type_vars():
+            self._reset_names()
+            blocks.append(self._type_data_text(mod[gtv]))
+        for gvar, func in mod.items():
+            self._reset_names()
+            self.layout = Layout(func.body)
+            params = set(func.params)
+            items = ["def @" + gvar.name_hint, (self._function_header, func), " {", _INDENT, _NL]
+            for var in self.layout.free_vars:
+                if var in params:
+                    continue
+                items.extend(["free_var ", (self._var_decl, var), ";", _NL])
+            items.extend([(self._scope, self.layout.root_scope), _DEDENT, _NL, "}"])
+            self._push(*items)
+            self._run()
+            blocks.append(self._take_text())
+        return "\n\n".join(blocks)
+
+    # -- the emitter ---------------------------------------------------------------------------
+    def _push(self, *items) -> None:
+        self.stack.extend(reversed(items))
+
+    def _run(self) -> None:
+        stack = self.stack
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is str or kind is list:
+                self.fragments.append(item)
+            elif kind is tuple:
+                item[0](item[1])
+            elif item is _NL:
+                self.lines.append((self.line_indent, self.fragments))
+                self.fragments = []
+                self.line_indent = self.indent
+            elif item is _INDENT:
+                self.indent += 1
+            else:
+                self.indent -= 1
+
+    def _take_text(self) -> str:
+        if self.fragments:
+            self.lines.append((self.line_indent, self.fragments))
+        text = "\n".join("  " * indent + "".join(f if type(f) is str else f[0] for f in frags)
+                         for indent, frags in self.lines)
+        self.lines, self.fragments = [], []
+        self.indent = self.line_indent = 0
+        return text
+
+    # -- scopes and bindings ---------------------------------------------------------------------
+    def _scope(self, scope) -> None:
+        items = [(self._binding, node) for node in reversed(scope.bindings)]
+        if scope.flat:
+            items.append((self._let_line, scope.root))
+        else:
+            items.extend(self._ref(scope.root))
+        self._push(*items)
+
+    def _binding(self, node) -> None:
+        slot = [None]
+        self._push(slot, " = ", (self._inline, node), (self._annotation, node),
+                   (self._number, (node, slot)), ";", _NL)
+
+    def _number(self, node_and_slot) -> None:
+        node, slot = node_and_slot
+        text = f"%{self.graph_counter}"
+        self.graph_counter += 1
+        self.node_text[node] = text
+        slot[0] = text
+
+    def _let_line(self, let) -> None:
+        body_scope = self.layout.scopes_of[let][1]
+        self._push("let ", (self._var_decl, let.var), " = ", *self._ref(let.value), ";", _NL,
+                   (self._scope, body_scope))
+
+    def _ref(self, node) -> list:
+        """Items that write a use of ``node``: inline text, ``%n``, or the atomic text."""
+        if node in self.layout.inline:
+            return [(self._inline, node), (self._annotation, node)]
+        text = self.node_text.get(node)
+        if text is not None:
+            return [text]
+        return [self._atomic_text(node)]
+
+    def _atomic_text(self, node) -> str:
+        kind = type(node)
+        if kind is E.Var:
+            return "%" + self.var_names.name_of(node, node.name_hint)
+        if kind is E.GlobalVar:
+            return "@" + node.name_hint
+        if kind is E.Op:
+            return node.name
+        if kind is E.Constructor:
+            return node.name_hint
+        if kind is E.Constant:
+            array = node.data.numpy()
+            text = None
+            if array.ndim == 0:
+                # Programs repeat the same few scalars; float formatting is the slow part.
+                key = (array.dtype.str, array.tobytes())
+                text = self.literal_cache.get(key, key)
+                if text is key:
+                    text = self.literal_cache[key] = scalar_literal(array)
+            if text is None:
+                text = self.meta.reference(node)
+            return text + self._annotation_text(node)
+        if is_atomic(node):   # a nullary constructor call
+            return node.op.name_hint + self._annotation_text(node)
+        raise IRError(f"printer: {type(node).__name__} node used before its binding was "
+                      f"written (please report this as a printer bug)")
+
+    # -- annotations -------------------------------------------------------------------------------
+    def _annotation(self, node) -> None:
+        note = self._annotation_text(node)
+        if note:
+            self.fragments.append(note)
+
+    def _annotation_text(self, node) -> str:
+        if self.annotate is not None:
+            note = self.annotate(node)
+            if note is None:
+                return ""
+            return " /* " + str(note).replace("*/", "* /") + " */"
+        ty = node._checked_type
+        if ty is None:
+            return ""
+        return " /* ty=" + self._type_text(ty) + " */"
+
+    # -- types and names ---------------------------------------------------------------------------
+    def _type_text(self, ty) -> str:
+        names = self.type_var_names
+        for inner in iter_types(ty):
+            if type(inner) is TypeVar and inner not in names:
+                names[inner] = self.type_name_table.fresh(inner.name_hint)
+        return type_to_text(ty, names)
+
+    def _type_data_text(self, data: TypeData) -> str:
+        for type_var in data.type_vars:
+            self._bind_type_var(type_var)
+        return type_data_to_text(data, self.type_var_names)
+
+    def _bind_type_var(self, type_var) -> str:
+        name = self.type_var_names.get(type_var)
+        if name is None:
+            name = self.type_name_table.fresh(type_var.name_hint)
+            self.type_var_names[type_var] = name
+        return name
+
+    def _var_decl(self, var) -> None:
+        self.fragments.append(self._var_decl_text(var))
+
+    def _var_decl_text(self, var) -> str:
+        """``%x`` or ``%x: T`` for a variable at its binding site (allocates its name)."""
+        text = "%" + self.var_names.name_of(var, var.name_hint)
+        if var.type_annotation is not None:
+            text += ": " + self._type_text(var.type_annotation)
+        return text
+
+    # -- attributes ----------------------------------------------------------------------------------
+    def _attrs_text(self, pairs) -> list:
+        return [f"{key}={attr_value_text(value, self._other_attr_text)}" for key, value in pairs]
+
+    def _other_attr_text(self, value) -> str:
+        if isinstance(value, E.Expr):
+            if is_atomic(value):
+                return self._atomic_text(value)
+            # NOTE: an expression inside an attribute is not part of the printed DAG; write
+            # it as a parenthesised block of its own.
+            return "(" + " ".join(pretty_print(value).split("\n")) + ")"
+        if isinstance(value, NDArray) or hasattr(value, "__array_interface__"):
+            return self.meta.reference(E.Constant(value))
+        # NOTE: no text form (dicts, arbitrary objects): written as a string, not lossless.
+        return '"' + str(value).replace('"', "'") + '"'
+
+    # -- inline forms of each node kind --------------------------------------------------------------
+    def _inline(self, node) -> None:
+        handler = _INLINE_HANDLERS.get(type(node))
+        if handler is None:
+            self.fragments.append(self._atomic_text(node))
+        else:
+            handler(self, node)
+
+    def _inline_call(self, call) -> None:
+        items = self._ref(call.op)
+        items.append("(")
+        arguments = []
+        for arg in call.args:
+            arguments.append(self._ref(arg))
+        attrs = call.attrs
+        pairs = []
+        if attrs is not None:
+            pairs = list(attrs.non_default_items())
+            if type(call.op) is not E.Op and len(attrs):
+                pairs.insert(0, ("attrs_type_key", attrs.type_key))
+        for position, pieces in enumerate(arguments + [[t] for t in self._attrs_text(pairs)]):
+            if position:
+                items.append(", ")
+            items.extend(pieces)
+        items.append(")")
+        self._push(*items)
+
+    def _inline_tuple(self, node) -> None:
+        items = ["("]
+        for position, field in enumerate(node.fields):
+            if position:
+                items.append(", ")
+            items.extend(self._ref(field))
+        items.append(",)" if len(node.fields) == 1 else ")")
+        self._push(*items)
+
+    def _inline_tuple_get_item(self, node) -> None:
+        self._push(*self._ref(node.tuple_value), f".{node.index}")
+
+    def _inline_let(self, let) -> None:
+        # A let that is not the root of a block: a parenthesised block of its own.
+        value_scope = self.layout.scopes_of[let][0]
+        self._push("(", _INDENT, _NL, (self._scope, value_scope), _DEDENT, _NL, ")")
+
+    def _inline_if(self, node) -> None:
+        then_scope, else_scope = self.layout.scopes_of[node]
+        self._push("if (", *self._ref(node.cond), ") {", _INDENT, _NL, (self._scope, then_scope),
+                   _DEDENT, _NL, "} else {", _INDENT, _NL, (self._scope, else_scope),
+                   _DEDENT, _NL, "}")
+
+    def _inline_function(self, func) -> None:
+        body_scope = self.layout.scopes_of[func][0]
+        self._push("fn ", (self._function_header, func), " {", _INDENT, _NL,
+                   (self._scope, body_scope), _DEDENT, _NL, "}")
+
+    def _function_header(self, func) -> None:
+        """``[A, B](%x: T, %y, attr=value) -> R`` (what follows ``fn `` or ``def @f``)."""
+        text = []
+        if func.type_params:
+            text.append("[" + ", ".join(self._bind_type_var(t) for t in func.type_params) + "]")
+        params = [self._var_decl_text(param) for param in func.params]
+        if func.attrs is not None:
+            params.extend(self._attrs_text(func.attrs.non_default_items()))
+        text.append("(" + ", ".join(params) + ")")
+        if func.ret_type is not None:
+            text.append(" -> " + self._type_text(func.ret_type))
+        self.fragments.append("".join(text))
+
+    def _inline_match(self, match) -> None:
+        keyword = "match (" if match.complete else "match? ("
+        items = [keyword, *self._ref(match.data), ") {"]
+        if not match.clauses:
+            items.extend([_NL, "}"])
+            self._push(*items)
+            return
+        items.extend([_INDENT, _NL])
+        clause_scopes = self.layout.scopes_of[match]
+        last = len(match.clauses) - 1
+        for position, (clause, scope) in enumerate(zip(match.clauses, clause_scopes)):
+            items.extend([(self._pattern, clause.lhs), " => {", _INDENT, _NL,
+                          (self._scope, scope), _DEDENT, _NL, "},"])
+            if position < last:
+                items.append(_NL)
+        items.extend([_DEDENT, _NL, "}"])
+        self._push(*items)
+
+    def _pattern(self, pattern) -> None:
+        kind = type(pattern)
+        if kind is E.PatternWildcard:
+            self.fragments.append("_")
+        elif kind is E.PatternVar:
+            self._var_decl(pattern.var)
+        elif kind is E.PatternConstructor and not pattern.patterns:
+            self.fragments.append(pattern.constructor.name_hint)
+        else:
+            opener = pattern.constructor.name_hint + "(" if kind is E.PatternConstructor else "("
+            items = [opener]
+            for position, sub in enumerate(pattern.patterns):
+                if position:
+                    items.append(", ")
+                items.append((self._pattern, sub))
+            closer = ",)" if kind is E.PatternTuple and len(pattern.patterns) == 1 else ")"
+            items.append(closer)
+            self._push(*items)
+
+    def _inline_ref_create(self, node) -> None:
+        self._push("ref(", *self._ref(node.value), ")")
+
+    def _inline_ref_read(self, node) -> None:
+        self._push("ref_read(", *self._ref(node.ref), ")")
+
+    def _inline_ref_write(self, node) -> None:
+        self._push("ref_write(", *self._ref(node.ref), ", ", *self._ref(node.value), ")")
+
+
+_INLINE_HANDLERS = {
+    E.Call: _Printer._inline_call, E.Tuple: _Printer._inline_tuple,
+    E.TupleGetItem: _Printer._inline_tuple_get_item, E.Let: _Printer._inline_let,
+    E.If: _Printer._inline_if, E.Function: _Printer._inline_function,
+    E.Match: _Printer._inline_match, E.RefCreate: _Printer._inline_ref_create,
+    E.RefRead: _Printer._inline_ref_read, E.RefWrite: _Printer._inline_ref_write,
+}

@@ -1,0 +1,39 @@
+"""Every registered op has a relation, a reference implementation, a gradient (or is a
+gradient helper) and a table-driven test."""
+
+import irlib
+
+import test_op_construct
+import test_op_indexing
+import test_op_nn_more
+import test_op_table
+import test_op_table_more
+
+# Ops that only appear inside gradients; they are checked through the gradients they serve.
+GRADIENT_HELPERS = {"nn.conv2d_backward_weight", "nn.max_pool2d_grad", "nn.avg_pool2d_grad"}
+# Ops without a gradient rule of their own (Relay has none either, or it needs gather_nd).
+NO_GRADIENT = GRADIENT_HELPERS | {"nn.conv2d_transpose", "scatter_nd"}
+# Ops tested outside the tables (see the named tests).
+TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_reference
+                    "arange"}  # test_op_construct.test_arange
+
+
+def _table_names():
+    names = set()
+    for module in (test_op_table, test_op_table_more, test_op_indexing, test_op_construct,
+                   test_op_nn_more):
+        names |= {record.name for record in module.RECORDS}
+    return names
+
+
+def test_every_registered_op_has_a_relation_an_implementation_and_a_gradient():
+    for name in irlib.op.list_ops():
+        op_def = irlib.op.get_def(name)
+        assert op_def.impl is not None, name
+        assert op_def.type_rel is not None, name
+        assert op_def.grad is not None or name in NO_GRADIENT, name
+
+
+def test_every_registered_op_is_tested():
+    missing = set(irlib.op.list_ops()) - _table_names() - GRADIENT_HELPERS - TESTED_ELSEWHERE
+    assert not missing, f"ops without a table test: {sorted(missing)}"
