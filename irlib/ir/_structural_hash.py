@@ -200,7 +200,7 @@ class Hasher:
                 hashes[current] = _TAG["p_wild"]
         return hashes[pattern]
 
-    # -- types --------------------------------------------------------------------------------------
+    # -- types ------------------------------------------------------------------------------------
     def type_hash(self, ty) -> int:
         """Hash of a type (None allowed), iterative and memoised per type object."""
         if ty is None:

@@ -234,7 +234,7 @@ class _Comparer:
         return ([(getattr(left, n), getattr(right, n), n) for n in names], [])
 
 
-# -- expression handlers ----------------------------------------------------------------------------
+# -- expression handlers --------------------------------------------------------------------------
 
 def _var(cmp, left, right, path):
     return cmp.use(left, right, path)
@@ -391,7 +391,7 @@ def _join(segment: str, field: str) -> str:
     return f"{segment}.{field}" if segment else field
 
 
-# -- type handlers ------------------------------------------------------------------------------------
+# -- type handlers --------------------------------------------------------------------------------
 
 def _tensor_type(cmp, left, right, path):
     if left.dtype != right.dtype:
@@ -462,7 +462,7 @@ def _type_data(cmp, left, right, path):
     return (kids, binds)
 
 
-# -- other values -------------------------------------------------------------------------------------
+# -- other values ---------------------------------------------------------------------------------
 
 def _attrs(cmp, left, right, path):
     if left.type_key != right.type_key:

@@ -14,6 +14,8 @@ from .construct import *  # noqa: F401,F403
 from .construct import __all__ as _construct_all
 from .elemwise import *  # noqa: F401,F403
 from .elemwise import __all__ as _elemwise_all
+from .layout import *  # noqa: F401,F403
+from .layout import __all__ as _layout_all
 from .reduce import *  # noqa: F401,F403
 from .reduce import __all__ as _reduce_all
 from .tensor import *  # noqa: F401,F403
@@ -24,4 +26,5 @@ from .transform import *  # noqa: F401,F403
 from .transform import __all__ as _transform_all
 
 __all__ = (list(_tensor_all) + list(_elemwise_all) + list(_reduce_all) + list(_transform_all)
-           + list(_indexing_all) + list(_construct_all))
+           + list(_indexing_all) + list(_construct_all)
+           + list(_layout_all))

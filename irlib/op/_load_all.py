@@ -6,4 +6,5 @@ from . import reduce  # noqa: F401
 from . import transform  # noqa: F401
 from . import indexing  # noqa: F401
 from . import construct  # noqa: F401
+from . import layout  # noqa: F401
 from . import nn  # noqa: F401

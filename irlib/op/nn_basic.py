@@ -20,9 +20,10 @@ from . import reduce as _reduce
 from . import tensor as _tensor
 from . import transform as _transform
 from .registry import OpPattern, make_call, register_op
-from .type_relations import dims_differ, expect_tensor, identity_rel, normalize_axis
+from .type_relations import (broadcast_shapes, dims_differ, expect_tensor, identity_rel,
+                             normalize_axis)
 
-__all__ = ["dense", "relu", "bias_add", "batch_norm", "softmax"]
+__all__ = ["dense", "relu", "bias_add", "batch_norm", "softmax", "batch_matmul"]
 
 
 # -- dense -------------------------------------------------------------------------------------
@@ -303,3 +304,72 @@ def softmax(data, axis=-1):
     """
     return make_call("nn.softmax", (data,), {"axis": int(axis)})
 
+
+
+# -- batch_matmul --------------------------------------------------------------------------------
+
+def _batch_matmul_rel(arg_types, attrs):
+    lhs = expect_tensor(arg_types[0], "nn.batch_matmul: tensor_a")
+    rhs = expect_tensor(arg_types[1], "nn.batch_matmul: tensor_b")
+    if lhs.ndim != 3 or rhs.ndim != 3:
+        raise TypeInferenceError(f"nn.batch_matmul: both inputs must be 3-D, got {lhs} and "
+                                 f"{rhs}")
+    rows, inner = (lhs.shape[2], lhs.shape[1]) if attrs["transpose_a"] else lhs.shape[1:]
+    cols, rhs_inner = (rhs.shape[1], rhs.shape[2]) if attrs["transpose_b"] else \
+        (rhs.shape[2], rhs.shape[1])
+    if dims_differ(inner, rhs_inner):
+        raise TypeInferenceError(f"nn.batch_matmul: tensor_a has reduction size {inner} but "
+                                 f"tensor_b has {rhs_inner}")
+    batch = broadcast_shapes(lhs.shape[:1], rhs.shape[:1])
+    dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else lhs.dtype
+    return TensorType(batch + (rows, cols), dtype)
+
+
+_BATCH_MATMUL = register_op(
+    "nn.batch_matmul", ("tensor_a", "tensor_b"),
+    attrs=("relay.attrs.BatchMatmulAttrs", [("out_dtype", ""), ("transpose_a", False),
+                                            ("transpose_b", True)]),
+    type_rel=_batch_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+    description="batched matrix product (tensor_b transposed by default)", support_level=10)
+
+
+@_BATCH_MATMUL.def_impl
+def _batch_matmul_ref(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True):
+    lhs = np.swapaxes(tensor_a, 1, 2) if transpose_a else tensor_a
+    rhs = np.swapaxes(tensor_b, 1, 2) if transpose_b else tensor_b
+    out = np.matmul(lhs, rhs)
+    return (out.astype(normalize_dtype(out_dtype) if out_dtype else tensor_a.dtype,
+                       copy=False),)
+
+
+@_BATCH_MATMUL.def_grad
+def _batch_matmul_grad(call, out_grad):
+    # With A = op(a), B = op(b) and out = A @ B: dA = g @ B^T and dB = A^T @ g.
+    lhs, rhs = call.args
+    trans_a, trans_b = call.attrs["transpose_a"], call.attrs["transpose_b"]
+    if trans_a:
+        lhs_grad = batch_matmul(rhs, out_grad, transpose_a=trans_b, transpose_b=True)
+    else:
+        lhs_grad = batch_matmul(out_grad, rhs, transpose_a=False, transpose_b=not trans_b)
+    if trans_b:
+        rhs_grad = batch_matmul(out_grad, lhs, transpose_a=True, transpose_b=trans_a)
+    else:
+        rhs_grad = batch_matmul(lhs, out_grad, transpose_a=not trans_a, transpose_b=False)
+    return [make_call("collapse_sum_like", (lhs_grad, lhs)),
+            make_call("collapse_sum_like", (rhs_grad, rhs))]
+
+
+def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True):
+    """Batched matrix product ``op(tensor_a) @ op(tensor_b)`` (``relay.nn.batch_matmul``).
+
+    Args:
+        tensor_a: ``(batch, M, K)`` (``(batch, K, M)`` if ``transpose_a``).
+        tensor_b: ``(batch, N, K)`` by default (``transpose_b=True``), else ``(batch, K, N)``.
+        out_dtype: the output dtype (default: tensor_a's).
+
+    Returns:
+        A Call of ``nn.batch_matmul``.
+    """
+    return make_call("nn.batch_matmul", (tensor_a, tensor_b),
+                     {"out_dtype": out_dtype, "transpose_a": bool(transpose_a),
+                      "transpose_b": bool(transpose_b)})

@@ -130,18 +130,18 @@ _CONV2D.def_impl(_conv2d_ref)
 def _conv2d_grad(call, out_grad):
     data, weight = call.args
     attrs = call.attrs
-    if attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "OIHW" \
-            or attrs["out_layout"] not in ("", "NCHW"):
-        raise NotImplementedError("the gradient of nn.conv2d is implemented for NCHW/OIHW "
-                                  "layouts only; convert the layout first")
+    data_layout, kernel_layout = attrs["data_layout"], attrs["kernel_layout"]
+    out_layout = attrs["out_layout"] or data_layout
     strides = pair(attrs["strides"], "strides")
     dilation = pair(attrs["dilation"], "dilation")
     padding = padding4(attrs["padding"])
     kernel_size = attrs["kernel_size"]
     output_padding = (0, 0)
     if kernel_size is None or strides != (1, 1):
-        data_shape = checked_type_for_grad(data, "nn.conv2d").shape
-        weight_shape = checked_type_for_grad(weight, "nn.conv2d").shape
+        data_shape = _permuted(checked_type_for_grad(data, "nn.conv2d").shape, data_layout,
+                               "NCHW")
+        weight_shape = _permuted(checked_type_for_grad(weight, "nn.conv2d").shape,
+                                 kernel_layout, "OIHW")
         kernel_size = weight_shape[2:]
         output_padding = tuple(
             (data_shape[2 + i] + padding[i] + padding[i + 2] - dilation[i] * (kernel_size[i] - 1)
@@ -149,13 +149,29 @@ def _conv2d_grad(call, out_grad):
         if not all(isinstance(v, int) for v in output_padding + tuple(kernel_size)):
             raise NotImplementedError("the gradient of a strided nn.conv2d needs static "
                                       "spatial sizes")
+    # Other layouts: compute in NCHW/OIHW between layout_transforms.
+    data = _to_layout(data, data_layout, "NCHW")
+    weight = _to_layout(weight, kernel_layout, "OIHW")
+    out_grad = _to_layout(out_grad, out_layout, "NCHW")
     data_grad = conv2d_transpose(out_grad, weight, strides=strides, padding=padding,
                                  dilation=dilation, groups=attrs["groups"],
                                  output_padding=output_padding)
     weight_grad = conv2d_backward_weight(out_grad, data, strides=strides, padding=padding,
                                          dilation=dilation, groups=attrs["groups"],
                                          kernel_size=kernel_size)
-    return [data_grad, weight_grad]
+    return [_to_layout(data_grad, "NCHW", data_layout),
+            _to_layout(weight_grad, "OIHW", kernel_layout)]
+
+
+def _permuted(shape, layout: str, canonical: str) -> tuple:
+    return tuple(shape[layout.index(letter)] for letter in canonical)
+
+
+def _to_layout(expr, source: str, target: str):
+    if source == target:
+        return expr
+    return make_call("layout_transform", (expr,), {"src_layout": source,
+                                                   "dst_layout": target})
 
 
 @_CONV2D.def_layout

@@ -7,13 +7,20 @@ function also calls it, so that generated functions are used.
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 from ..ir import expr as E
 from ..ir.types import FuncType, TensorType
 from ..op import registry
 from . import generator_ops as G
-from .generator_core import Entry, FnBounds, Scope, value_of
+from .generator_core import Entry, FnBounds, Scope, as_array, value_of
+
+_COUNTER = TensorType((), "int32")
+# Steps of a generated loop: each maps an interval holding 0 into itself, so the loop's
+# value interval is known whatever the trip count.
+_SHRINKERS = {"multiply": None, "tanh": np.tanh,
+              "nn.relu": lambda x: np.maximum(x, 0).astype(x.dtype)}
 
 
 class ControlSteps:
@@ -159,3 +166,48 @@ class ControlSteps:
         closure = value_of(function, {})
         global_entry = self.entry(gvar, function.ty, function.bounds, lambda env: closure)
         return self.apply_function(global_entry, [arg])
+
+    def step_loop(self, scope: Scope):
+        """``let %loop = fn (%i: int32, %acc: T) -> T { if (%i < 1) { %acc } else
+        { %loop(%i - 1, shrink(%acc)) } }; %loop(n, init)``: a recursive let."""
+        shrinkers = [n for n in _SHRINKERS if self.usable(n)]
+        operands = scope.tensors(numeric=True)
+        if not (self.is_float and operands and shrinkers and self.usable("less")
+                and self.usable("subtract")):
+            return None
+        init = self.choose(operands)
+        ty, dtype = init.ty, init.ty.dtype
+        bounds = (min(init.bounds[0], 0.0), max(init.bounds[1], 0.0))
+        counter, acc = E.Var(self.fresh("i"), _COUNTER), E.Var(self.fresh("acc"), ty)
+        loop_type = FuncType([_COUNTER, ty], ty)
+        loop = E.Var(self.fresh("loop"), loop_type if self.flag() else None)
+        name = self.choose(shrinkers)
+        if name == "multiply":
+            factor = self.draw(st.sampled_from((0.5, 0.75, 1.0)))
+            step = registry.make_call(name, (acc, E.const(np.array(factor, dtype))))
+            self.types[step.args[1]] = TensorType((), dtype)
+            shrink = (lambda x: x * np.asarray(factor, dtype))
+        else:
+            step = registry.make_call(name, (acc,))
+            shrink = _SHRINKERS[name]
+        one = E.const(1, "int32")
+        condition = registry.make_call("less", (counter, one))
+        decrement = registry.make_call("subtract", (counter, one))
+        recurse = E.Call(loop, (decrement, step))
+        body = E.If(condition, acc, recurse)
+        function = E.Function((counter, acc), body, ret_type=ty)
+        count = self.draw(st.integers(0, 3))
+        start = E.const(count, "int32")
+        node = E.Let(loop, function, E.Call(loop, (start, init.expr)))
+        for part, part_type in ((counter, _COUNTER), (acc, ty), (loop, loop_type),
+                                (one, _COUNTER), (condition, TensorType((), "bool")),
+                                (decrement, _COUNTER), (step, ty), (recurse, ty), (body, ty),
+                                (function, loop_type), (start, _COUNTER), (node.body, ty)):
+            self.types[part] = part_type
+
+        def compute(env):
+            value = value_of(init, env)
+            for _ in range(count):
+                value = as_array(shrink(value), dtype)
+            return value
+        return self.entry(node, ty, bounds, compute)

@@ -28,7 +28,8 @@ Typical use::
   shared subexpressions (DAGs), lets (annotated or not), tuples and projections, and every
   shape op of :data:`~irlib.testing.generator_ops.STRUCTURAL_OPS` that is registered.
 * :func:`programs`: the same plus ``if`` on a comparison, let-bound closures, higher-order
-  functions (a lambda taking a function) and calls of global functions of a module.
+  functions (a lambda taking a function), calls of global functions of a module, and
+  recursive let-bound loops.
 
 Both take a :class:`ProgramConfig` (or its fields as keyword arguments) to restrict what is
 generated, e.g. ``tensor_exprs(dtypes=("int32",), allow_lets=False, max_steps=4)``. Drawing is
@@ -52,7 +53,7 @@ from ..ir.types import FuncType, TensorType, TupleType, Type
 from ..op import registry
 from . import generator_ops as G
 from ._control_steps import ControlSteps
-from .generator_core import Entry as _Entry, FnBounds, Scope as _Scope, as_array, value_of
+from .generator_core import Entry as _Entry, Scope as _Scope, as_array, value_of
 
 
 # -- plain type strategies ----------------------------------------------------------------------
@@ -87,8 +88,8 @@ class ProgramConfig:
         max_steps: number of generation steps (each adds about one node).
         ops: if given, only these op names are used.
         allow_lets, allow_tuples, allow_constants, allow_shape_ops: dataflow features.
-        allow_if, allow_lambdas, allow_higher_order, allow_globals: control features
-            (``programs`` turns them on).
+        allow_if, allow_lambdas, allow_higher_order, allow_globals, allow_recursion: control
+            features (``programs`` turns them on); recursion is a let-bound loop function.
         positive_inputs: draw every input from ``[0.5, 2]`` (otherwise some from ``[-2, 2]``).
     """
 
@@ -108,6 +109,7 @@ class ProgramConfig:
     allow_lambdas: bool = False
     allow_higher_order: bool = False
     allow_globals: bool = False
+    allow_recursion: bool = False
     positive_inputs: bool = False
 
 
@@ -167,6 +169,16 @@ class GeneratedProgram:
             fields[param] = hnp.arrays(ty.dtype, ty.shape, elements=elements)
         return st.fixed_dictionaries(fields)
 
+    def __repr__(self) -> str:
+        # Hypothesis prints this for a failing example: show the program as text.
+        try:
+            text = self.module().astext(show_meta_data=False)
+        except Exception:  # noqa: BLE001 - a printer failure must not hide the test failure
+            text = f"<unprintable program with {len(self.types)} generated nodes>"
+        bounds = ", ".join(f"%{p.name_hint} in [{lo}, {hi}]"
+                           for p, (lo, hi) in zip(self.params, self.param_bounds))
+        return f"GeneratedProgram(inputs: {bounds})\n{text}"
+
     def input_list(self, inputs: dict) -> list:
         """The values of ``inputs`` in ``params`` order."""
         return [inputs[p] for p in self.params]
@@ -183,6 +195,8 @@ class GeneratedProgram:
 # -- the generator ---------------------------------------------------------------------------------
 
 class _Generator(ControlSteps):
+    """Grows one program step by step from hypothesis draws (one instance per example)."""
+
     def __init__(self, draw, config: ProgramConfig):
         self.draw = draw
         self.config = config
@@ -272,6 +286,8 @@ class _Generator(ControlSteps):
                 kinds.append("lambda")
             if cfg.allow_higher_order:
                 kinds.append("higher_order")
+            if cfg.allow_recursion:
+                kinds.append("loop")
             if cfg.allow_globals and scope.depth == 0:
                 kinds.append("global")
         return kinds
@@ -367,9 +383,10 @@ class _Generator(ControlSteps):
 
     def step_project(self, scope):
         tuples = [e for e in scope.entries if isinstance(e.ty, TupleType) and e.ty.fields]
-        if not tuples:
+        # Without a tuple in scope, project from a fresh one: ``(a, b).1``.
+        source = self.choose(tuples) if tuples else self.step_tuple(scope)
+        if source is None:
             return None
-        source = self.choose(tuples)
         index = self.draw(st.integers(0, len(source.ty.fields) - 1))
         return self.entry(E.TupleGetItem(source.expr, index), source.ty.fields[index],
                           source.bounds[index], lambda env: value_of(source, env)[index])
@@ -499,7 +516,7 @@ def _configure(config: Optional[ProgramConfig], overrides: dict,
 
 
 _CONTROL_DEFAULTS = ProgramConfig(allow_if=True, allow_lambdas=True, allow_higher_order=True,
-                                  allow_globals=True)
+                                  allow_globals=True, allow_recursion=True)
 
 
 def _generate(draw, config: ProgramConfig, force_scalar_input: bool) -> GeneratedProgram:
@@ -541,8 +558,8 @@ def tensor_exprs(draw, config: Optional[ProgramConfig] = None, **overrides) -> G
 def programs(draw, config: Optional[ProgramConfig] = None, **overrides) -> GeneratedProgram:
     """Strategy for well-typed programs with control flow, closures and global functions.
 
-    Like :func:`tensor_exprs` with ``allow_if``, ``allow_lambdas``, ``allow_higher_order`` and
-    ``allow_globals`` on (when no ``config`` is given). The first input is a scalar so that ``if``
+    Like :func:`tensor_exprs` with ``allow_if``, ``allow_lambdas``, ``allow_higher_order``,
+    ``allow_globals`` and ``allow_recursion`` on (when no ``config`` is given). The first input is a scalar so that ``if``
     conditions depend on the inputs.
 
     Args:

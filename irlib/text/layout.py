@@ -122,27 +122,11 @@ class Layout:
 
     def _compute(self, root) -> None:
         order = post_order(root)
-        uses: dict = {}
-        binders: set = set()
-        for node in order:
-            kind = type(node)
-            if kind is E.Let:
-                binders.add(node.var)
-            elif kind is E.Function:
-                binders.update(node.params)
-            elif kind is E.Match:
-                for clause in node.clauses:
-                    binders.update(pattern_vars(clause.lhs))
-            if not is_atomic(node):
-                for child in _children(node):
-                    uses[child] = uses.get(child, 0) + 1
-        # NOTE: post_order lists each node once, so a Var appears once; it is free when
-        # nothing in the expression binds it (the same rule as irlib.ir.functor.free_vars).
-        self.free_vars = [node for node in order if type(node) is E.Var and node not in binders]
-
-        # innermost scope enclosing the uses seen so far (atomic nodes are never placed)
+        # Innermost scope enclosing the uses seen so far, and the root-position kind of the
+        # use when there has been exactly one (None once a second use shows up). Atomic
+        # nodes are never placed.
         place = {} if is_atomic(root) else {root: self.root_scope}
-        first_position = {root: BLOCK}    # root-position kind of the first use, or None
+        position_of = {root: BLOCK}
 
         def refer(child, scope, position):
             kind = type(child)
@@ -152,22 +136,27 @@ class Layout:
             seen = place.get(child)
             if seen is None:
                 place[child] = scope
-                first_position[child] = position
-            elif seen is not scope:
-                place[child] = common_scope(seen, scope)
+                position_of[child] = position
+            else:
+                position_of[child] = None
+                if seen is not scope:
+                    place[child] = common_scope(seen, scope)
 
+        binders: set = set()
         inline, scopes_of = self.inline, self.scopes_of
         for node in reversed(order):   # parents before children
             scope = place.get(node)
             if scope is None:   # atomic: never placed
                 continue
-            position = first_position[node] if uses.get(node, 0) <= 1 else None
+            # Every parent comes earlier in this order, so all uses have been seen.
+            position = position_of[node]
             if position is None:
                 scope.bindings.append(node)
             else:
                 inline.add(node)
             kind = type(node)
             if kind is E.Let:
+                binders.add(node.var)
                 if position == BLOCK:
                     scope.flat = True
                     value_scope = scope
@@ -179,6 +168,7 @@ class Layout:
                 refer(node.value, value_scope, VALUE)
                 refer(node.body, body_scope, BLOCK)
             elif kind is E.Function:
+                binders.update(node.params)
                 body_scope = Scope(scope, node.body)
                 scopes_of[node] = (body_scope,)
                 refer(node.body, body_scope, BLOCK)
@@ -193,10 +183,14 @@ class Layout:
                 clause_scopes = tuple(Scope(scope, clause.rhs) for clause in node.clauses)
                 scopes_of[node] = clause_scopes
                 for clause, clause_scope in zip(node.clauses, clause_scopes):
+                    binders.update(pattern_vars(clause.lhs))
                     refer(clause.rhs, clause_scope, BLOCK)
             else:
                 for child in _children(node):
                     refer(child, scope, None)
+        # NOTE: post_order lists each node once; a Var is free when nothing in the expression
+        # binds it (the rule of irlib.ir.functor.free_vars), in first-use order.
+        self.free_vars = [node for node in order if type(node) is E.Var and node not in binders]
 
 
 def _children(node) -> tuple:

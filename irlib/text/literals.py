@@ -19,8 +19,11 @@ from ..ir.dims import AnyDim, DimExpr, format_dim
 from ..ir.types import Type
 from ..ir.type_text import type_to_text
 
-_INT_SUFFIX = {"int32": "", "int16": "i16", "int64": "i64"}
-_FLOAT_SUFFIX = {"float32": "f", "float16": "f16", "float64": "f64"}
+# dtype -> (kind, suffix) of the dtypes with an inline literal
+_INLINE = {np.dtype("int32"): ("int", ""), np.dtype("int16"): ("int", "i16"),
+           np.dtype("int64"): ("int", "i64"), np.dtype("float32"): ("float", "f"),
+           np.dtype("float16"): ("float", "f16"), np.dtype("float64"): ("float", "f64"),
+           np.dtype("bool"): ("bool", "")}
 
 
 def format_float(value) -> str:
@@ -56,21 +59,22 @@ def scalar_literal(array: np.ndarray):
     """
     if array.ndim != 0:
         return None
-    dtype = array.dtype.name
-    value = array[()]
-    if dtype == "bool":
+    spec = _INLINE.get(array.dtype)
+    if spec is None:
+        return None
+    kind, suffix = spec
+    value = array.item()
+    if kind == "int":
+        return f"{value}{suffix}"
+    if kind == "bool":
         return "True" if value else "False"
-    if dtype in _INT_SUFFIX:
-        return f"{int(value)}{_INT_SUFFIX[dtype]}"
-    if dtype in _FLOAT_SUFFIX:
-        if np.isnan(value):
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        if suffix != "f":
             return None
-        if np.isinf(value):
-            if dtype != "float32":
-                return None
-            return "-inff" if value < 0 else "inff"
-        return format_float(value) + _FLOAT_SUFFIX[dtype]
-    return None
+        return "-inff" if value < 0 else "inff"
+    return format_float(array[()]) + suffix
 
 
 def attr_value_text(value, other_text) -> str:

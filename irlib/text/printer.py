@@ -120,6 +120,7 @@ class _Printer:
         self.var_names = NameTable(sanitize_var_name)
         self.type_var_names: dict = {}
         self.type_name_table = NameTable(sanitize_type_var_name)
+        self.type_text_cache: dict = {}
         self.node_text: dict = {}   # bound node -> "%n"
 
     # -- entry points --------------------------------------------------------------------------
@@ -186,14 +187,12 @@ class _Printer:
         while stack:
             item = stack.pop()
             kind = type(item)
-            if kind is str or kind is list:
-                self.fragments.append(item)
-            elif kind is tuple:
+            if kind is tuple:
                 item[0](item[1])
+            elif kind is str:
+                self.fragments.append(item)
             elif item is _NL:
-                self.lines.append((self.line_indent, self.fragments))
-                self.fragments = []
-                self.line_indent = self.indent
+                self._newline()
             elif item is _INDENT:
                 self.indent += 1
             else:
@@ -209,39 +208,67 @@ class _Printer:
         return text
 
     # -- scopes and bindings ---------------------------------------------------------------------
+    # NOTE: handlers append text that is ready straight to ``self.fragments`` and push only
+    # what must wait (nested scopes, the end of a binding); since an action runs exactly when
+    # its text is due, appending directly keeps the textual order.
     def _scope(self, scope) -> None:
-        items = [(self._binding, node) for node in reversed(scope.bindings)]
+        stack = self.stack
         if scope.flat:
-            items.append((self._let_line, scope.root))
+            stack.append((self._let_line, scope.root))
         else:
-            items.extend(self._ref(scope.root))
-        self._push(*items)
+            stack.append((self._use, scope.root))
+        stack.extend([(self._binding, node) for node in scope.bindings])  # reversed order
 
     def _binding(self, node) -> None:
         slot = [None]
-        self._push(slot, " = ", (self._inline, node), (self._annotation, node),
-                   (self._number, (node, slot)), ";", _NL)
+        self.fragments.append(slot)
+        self.fragments.append(" = ")
+        self.stack.append((self._end_binding, (node, slot)))
+        self._inline(node)
 
-    def _number(self, node_and_slot) -> None:
+    def _end_binding(self, node_and_slot) -> None:
         node, slot = node_and_slot
+        note = self._annotation_text(node)
+        if note:
+            self.fragments.append(note)
+        # NOTE: numbered only now, after the value (and any nested scope) is written.
         text = f"%{self.graph_counter}"
         self.graph_counter += 1
         self.node_text[node] = text
         slot[0] = text
+        self.fragments.append(";")
+        self._newline()
 
     def _let_line(self, let) -> None:
         body_scope = self.layout.scopes_of[let][1]
-        self._push("let ", (self._var_decl, let.var), " = ", *self._ref(let.value), ";", _NL,
-                   (self._scope, body_scope))
+        self.fragments.append("let " + self._var_decl_text(let.var) + " = ")
+        self.stack.append((self._scope, body_scope))
+        self.stack.append((self._end_statement, None))
+        self._use(let.value)
 
-    def _ref(self, node) -> list:
-        """Items that write a use of ``node``: inline text, ``%n``, or the atomic text."""
+    def _end_statement(self, _) -> None:
+        self.fragments.append(";")
+        self._newline()
+
+    def _use(self, node) -> None:
+        """Write a use of ``node`` at a root position: inline, ``%n``, or its atomic text."""
         if node in self.layout.inline:
-            return [(self._inline, node), (self._annotation, node)]
+            self.stack.append((self._annotation, node))
+            self._inline(node)
+        else:
+            self.fragments.append(self._ref(node))
+
+    def _ref(self, node) -> str:
+        """A use of ``node`` in a non-root position (never inline): ``%n`` or atomic text."""
         text = self.node_text.get(node)
         if text is not None:
-            return [text]
-        return [self._atomic_text(node)]
+            return text
+        return self._atomic_text(node)
+
+    def _newline(self) -> None:
+        self.lines.append((self.line_indent, self.fragments))
+        self.fragments = []
+        self.line_indent = self.indent
 
     def _atomic_text(self, node) -> str:
         kind = type(node)
@@ -258,7 +285,7 @@ class _Printer:
             text = None
             if array.ndim == 0:
                 # Programs repeat the same few scalars; float formatting is the slow part.
-                key = (array.dtype.str, array.tobytes())
+                key = (array.dtype.char, array.tobytes())
                 text = self.literal_cache.get(key, key)
                 if text is key:
                     text = self.literal_cache[key] = scalar_literal(array)
@@ -289,11 +316,16 @@ class _Printer:
 
     # -- types and names ---------------------------------------------------------------------------
     def _type_text(self, ty) -> str:
-        names = self.type_var_names
-        for inner in iter_types(ty):
-            if type(inner) is TypeVar and inner not in names:
-                names[inner] = self.type_name_table.fresh(inner.name_hint)
-        return type_to_text(ty, names)
+        # Types are values (type variables compare by identity) and a type variable keeps
+        # its name for the whole definition, so equal types always print alike.
+        text = self.type_text_cache.get(ty)
+        if text is None:
+            names = self.type_var_names
+            for inner in iter_types(ty):
+                if type(inner) is TypeVar and inner not in names:
+                    names[inner] = self.type_name_table.fresh(inner.name_hint)
+            text = self.type_text_cache[ty] = type_to_text(ty, names)
+        return text
 
     def _type_data_text(self, data: TypeData) -> str:
         for type_var in data.type_vars:
@@ -342,35 +374,25 @@ class _Printer:
             handler(self, node)
 
     def _inline_call(self, call) -> None:
-        items = self._ref(call.op)
-        items.append("(")
-        arguments = []
-        for arg in call.args:
-            arguments.append(self._ref(arg))
+        callee = self._ref(call.op)
+        pieces = [self._ref(arg) for arg in call.args]
         attrs = call.attrs
-        pairs = []
         if attrs is not None:
             pairs = list(attrs.non_default_items())
             if type(call.op) is not E.Op and len(attrs):
                 pairs.insert(0, ("attrs_type_key", attrs.type_key))
-        for position, pieces in enumerate(arguments + [[t] for t in self._attrs_text(pairs)]):
-            if position:
-                items.append(", ")
-            items.extend(pieces)
-        items.append(")")
-        self._push(*items)
+            pieces.extend(self._attrs_text(pairs))
+        self.fragments.append(callee + "(" + ", ".join(pieces) + ")")
 
     def _inline_tuple(self, node) -> None:
-        items = ["("]
-        for position, field in enumerate(node.fields):
-            if position:
-                items.append(", ")
-            items.extend(self._ref(field))
-        items.append(",)" if len(node.fields) == 1 else ")")
-        self._push(*items)
+        fields = [self._ref(field) for field in node.fields]
+        if len(fields) == 1:
+            self.fragments.append("(" + fields[0] + ",)")
+        else:
+            self.fragments.append("(" + ", ".join(fields) + ")")
 
     def _inline_tuple_get_item(self, node) -> None:
-        self._push(*self._ref(node.tuple_value), f".{node.index}")
+        self.fragments.append(f"{self._ref(node.tuple_value)}.{node.index}")
 
     def _inline_let(self, let) -> None:
         # A let that is not the root of a block: a parenthesised block of its own.
@@ -379,9 +401,9 @@ class _Printer:
 
     def _inline_if(self, node) -> None:
         then_scope, else_scope = self.layout.scopes_of[node]
-        self._push("if (", *self._ref(node.cond), ") {", _INDENT, _NL, (self._scope, then_scope),
-                   _DEDENT, _NL, "} else {", _INDENT, _NL, (self._scope, else_scope),
-                   _DEDENT, _NL, "}")
+        self._push("if (" + self._ref(node.cond) + ") {", _INDENT, _NL,
+                   (self._scope, then_scope), _DEDENT, _NL, "} else {", _INDENT, _NL,
+                   (self._scope, else_scope), _DEDENT, _NL, "}")
 
     def _inline_function(self, func) -> None:
         body_scope = self.layout.scopes_of[func][0]
@@ -403,7 +425,7 @@ class _Printer:
 
     def _inline_match(self, match) -> None:
         keyword = "match (" if match.complete else "match? ("
-        items = [keyword, *self._ref(match.data), ") {"]
+        items = [keyword + self._ref(match.data) + ") {"]
         if not match.clauses:
             items.extend([_NL, "}"])
             self._push(*items)
@@ -439,13 +461,13 @@ class _Printer:
             self._push(*items)
 
     def _inline_ref_create(self, node) -> None:
-        self._push("ref(", *self._ref(node.value), ")")
+        self.fragments.append("ref(" + self._ref(node.value) + ")")
 
     def _inline_ref_read(self, node) -> None:
-        self._push("ref_read(", *self._ref(node.ref), ")")
+        self.fragments.append("ref_read(" + self._ref(node.ref) + ")")
 
     def _inline_ref_write(self, node) -> None:
-        self._push("ref_write(", *self._ref(node.ref), ", ", *self._ref(node.value), ")")
+        self.fragments.append(f"ref_write({self._ref(node.ref)}, {self._ref(node.value)})")
 
 
 _INLINE_HANDLERS = {

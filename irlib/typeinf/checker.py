@@ -67,10 +67,16 @@ class Checker:
         self.type_args: dict = {}
         self._constructor_types: dict = {}
         self._bad_patterns: set = set()
+        self._constant_types: dict = {}
 
     # -- entry points ----------------------------------------------------------------------
     def check(self, expr) -> None:
-        """Generate (and, where possible, solve) the constraints of ``expr``."""
+        """Generate (and, where possible, solve) the constraints of ``expr``.
+
+        Args:
+            expr: an expression (usually a top-level function); its nodes get entries in
+                ``self.types``. Errors go to ``self.errors``.
+        """
         types = self.types
         stack = [(_VISIT, expr)]
         while stack:
@@ -98,6 +104,12 @@ class Checker:
 
         The parameters get their types here, so callers that need the signature before the
         body is checked (let-bound and global functions) see the same holes as the body.
+
+        Args:
+            func: the function.
+
+        Returns:
+            Its :class:`FuncType` (the same object on every call).
         """
         sig = self.signatures.get(func)
         if sig is None:
@@ -108,8 +120,16 @@ class Checker:
         return sig
 
     def constructor_type(self, ctor: E.Constructor, blame):
-        """``fn [type_vars](inputs) -> Adt[type_vars]`` of ``ctor``; None (reported) if the
-        module does not define its ADT."""
+        """The polymorphic function type of a constructor.
+
+        Args:
+            ctor: the constructor.
+            blame: the expression to report a missing ADT definition at.
+
+        Returns:
+            ``fn [type_vars](inputs) -> Adt[type_vars]``, or None (reported) if the module
+            does not define the constructor's ADT.
+        """
         cached = self._constructor_types.get(ctor)
         if cached is not None:
             return cached
@@ -130,7 +150,17 @@ class Checker:
         return data.constructors if data is not None else ()
 
     def unify_or_report(self, expected, actual, node, message: str):
-        """Unify; on failure report ``message`` at ``node`` and return None."""
+        """Unify two types; on failure report and return None.
+
+        Args:
+            expected: the type required by the context.
+            actual: the type found.
+            node: the expression blamed on failure.
+            message: what the failure means (the unifier's detail is appended).
+
+        Returns:
+            The merged type, or None after reporting a mismatch.
+        """
         try:
             return self.unifier.unify(expected, actual)
         except UnificationError as error:
@@ -159,7 +189,7 @@ class Checker:
         if kind is E.Var:
             self._var_type(node)
         elif kind is E.Constant:
-            types[node] = node.tensor_type
+            types[node] = self._constant_type(node)
         elif kind is E.GlobalVar:
             types[node] = self._global_type(node)
         elif kind is E.Constructor:
@@ -200,6 +230,14 @@ class Checker:
             stack.append((_EXIT, node))
             for child in reversed(children(node)):
                 stack.append((_VISIT, child))
+
+    def _constant_type(self, node: E.Constant) -> TensorType:
+        # Programs hold many constants of few types; share the TensorType objects.
+        key = (node.data.shape, node.data.dtype)
+        ty = self._constant_types.get(key)
+        if ty is None:
+            ty = self._constant_types[key] = node.tensor_type
+        return ty
 
     def _global_type(self, gvar: E.GlobalVar):
         ty = self.global_types.get(gvar)

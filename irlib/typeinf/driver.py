@@ -29,6 +29,12 @@ def infer_module(mod: IRModule) -> IRModule:
 
     GlobalVars are shared with ``mod`` (they are its keys); each gets its ``checked_type``.
 
+    Args:
+        mod: the module (not modified, except for the GlobalVars' ``checked_type``).
+
+    Returns:
+        The typed module (same type definitions and attributes).
+
     Raises:
         TypeInferenceError: listing every error of the first ill-typed group of globals.
     """
@@ -42,6 +48,10 @@ def infer_module(mod: IRModule) -> IRModule:
 
 def infer_expr(expr: E.Expr, mod: IRModule | None = None) -> E.Expr:
     """A typed copy of ``expr`` (checked in the context of ``mod``, which is checked too).
+
+    Args:
+        expr: the expression; its free variables become parameters of a wrapper function.
+        mod: the module whose globals and type definitions ``expr`` uses, or None.
 
     Returns:
         The typed function if ``expr`` is a :class:`~irlib.ir.expr.Function`; otherwise the
@@ -64,6 +74,7 @@ class _Inference:
     def __init__(self, mod: IRModule):
         self.mod = mod
         self.global_types: dict = {}
+        self._group_holes: dict = {}
         self.checker = Checker(mod.type_definitions, self.global_types)
 
     def check_globals(self) -> dict:
@@ -100,7 +111,18 @@ class _Inference:
             checker.check(func)
         checker.solve()
         checker.errors.raise_if_any(where)
-        typed = [self._generalize_and_rebuild(func) for _, func in members]
+        # Holes left in each signature become that function's new type parameters. Calls
+        # between members of the group (monomorphic recursion) then pass those parameters
+        # on as type arguments, so a second inference run sees the same program.
+        holes = {}
+        for gvar, func in members:
+            found = [h for h in checker.unifier.free_holes(checker.signatures[func])
+                     if not checker.unifier.is_poisoned(h)]
+            holes[func] = found
+            if gvar is not None and found:
+                self._group_holes[gvar] = found
+        typed = [self._rebuild(func, holes[func]) for _, func in members]
+        self._group_holes.clear()
         checker.errors.raise_if_any(where)
         for (gvar, _), func in zip(members, typed):
             if gvar is not None:
@@ -109,15 +131,12 @@ class _Inference:
                     checker.types[gvar] = func.checked_type
         return typed
 
-    def _generalize_and_rebuild(self, func: E.Function) -> E.Function:
-        unifier = self.checker.unifier
-        holes = [h for h in unifier.free_holes(self.checker.signatures[func])
-                 if not unifier.is_poisoned(h)]
+    def _rebuild(self, func: E.Function, holes: list) -> E.Function:
         taken = {p.name_hint for p in func.type_params}
         params = [TypeVar(name) for name in _fresh_names(len(holes), taken)]
-        resolver = Resolver(self.checker, dict(zip(holes, params)))
+        resolver = Resolver(self.checker, dict(zip(holes, params)), self._group_holes)
         typed = resolver.rebuild(func, params)
-        for hole, node in resolver.unresolved.items():
+        for node in resolver.unresolved.values():
             self.checker.errors.add(
                 node, f"cannot infer the type of this expression (only that it is "
                       f"{resolver.resolve(self.checker.types[node])}); add a type annotation")

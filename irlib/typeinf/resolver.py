@@ -58,11 +58,15 @@ class Resolver:
     Args:
         checker: the :class:`~irlib.typeinf.checker.Checker` that checked it.
         generalized: root hole -> TypeVar, the holes this function generalises.
+        group_holes: GlobalVar -> the holes generalised for that global, for each member
+            of the group of mutually recursive globals being checked; a call of one gets
+            them (resolved here) appended to its type arguments.
     """
 
-    def __init__(self, checker, generalized: dict):
+    def __init__(self, checker, generalized: dict, group_holes: dict | None = None):
         self.checker = checker
         self.generalized = generalized
+        self.group_holes = group_holes or {}
         self.unresolved: dict = {}
         self._memo: dict = {}
         self._current = None
@@ -125,8 +129,9 @@ class Resolver:
     def _build_call(self, node, new, ty):
         type_args = node.type_args
         instantiation = self.checker.type_args.get(node)
-        if instantiation is not None:
-            type_args = tuple(self.resolve(t) for t in instantiation)
+        extra = self.group_holes.get(node.op) if type(node.op) is E.GlobalVar else None
+        if instantiation is not None or extra:
+            type_args = tuple(self.resolve(t) for t in (instantiation or ()) + tuple(extra or ()))
         return fresh_copy(node, op=new[node.op], args=tuple(new[a] for a in node.args),
                           type_args=type_args)
 

@@ -149,12 +149,21 @@ class Solver:
         self.pending: list = []
 
     def add(self, constraint, ctx) -> None:
-        """Try ``constraint`` now; queue it if it must wait."""
+        """Try ``constraint`` now; queue it if it must wait.
+
+        Args:
+            constraint: an :class:`OpRelation` or :class:`Projection`.
+            ctx: the checker (see the module docstring).
+        """
         if not constraint.try_solve(ctx):
             self.pending.append(constraint)
 
     def solve(self, ctx) -> None:
-        """Retry queued constraints until no progress; report the ones left, and clear."""
+        """Retry queued constraints until no progress; report the ones left, and clear.
+
+        Args:
+            ctx: the checker (see the module docstring).
+        """
         progress = True
         while progress and self.pending:
             still_waiting = []

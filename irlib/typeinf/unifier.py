@@ -63,10 +63,15 @@ def instantiate(func_type: FuncType, type_args=None) -> tuple:
 
 
 def substitute(ty: Type, mapping: dict) -> Type:
-    """``ty`` with the type variables (or holes) in ``mapping`` replaced; iterative.
+    """``ty`` with the type variables (or holes) in ``mapping`` replaced.
 
-    A faster, closure-free equivalent of :func:`irlib.ir.type_functor.substitute_type`:
-    instantiation runs once per call of a polymorphic function.
+    A faster equivalent of :func:`irlib.ir.type_functor.substitute_type` (instantiation
+    runs once per call of a polymorphic function): shallow types take a bounded recursive
+    path, deep ones an explicit stack.
+
+    Args:
+        ty: the type.
+        mapping: TypeVar (or hole) -> replacement type.
     """
     if not mapping or type(ty) is TensorType:
         return ty
@@ -139,6 +144,13 @@ class Unifier:
     def unify(self, lhs: Type, rhs: Type) -> Type:
         """Make ``lhs`` and ``rhs`` equal; returns their merge.
 
+        Args:
+            lhs: a type (may contain holes); reported as "expected" by callers.
+            rhs: another type.
+
+        Returns:
+            The merged type (see the module docstring about ``Any``).
+
         Raises:
             UnificationError: if they cannot be equal.
         """
@@ -160,6 +172,11 @@ class Unifier:
         if left is right:
             results.append(left)
             return
+        # A bare ADT name used as a type means the ADT without arguments (``nat``).
+        if type(left) is GlobalTypeVar:
+            left = TypeCall(left, ())
+        if type(right) is GlobalTypeVar:
+            right = TypeCall(right, ())
         if isinstance(left, IncompleteType) and isinstance(right, IncompleteType):
             self._link(left, right)
             results.append(right)

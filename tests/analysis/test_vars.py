@@ -76,7 +76,7 @@ def test_free_vars_of_a_hundred_thousand_deep_let_chain():
     assert len(analysis.bound_vars(body)) == 100_000
 
 
-# -- type variables ----------------------------------------------------------------------------------
+# -- type variables -------------------------------------------------------------------------------
 
 def test_type_vars_of_types():
     a, b = TypeVar("A"), TypeVar("B")

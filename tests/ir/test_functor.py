@@ -58,6 +58,39 @@ def test_visitor_sees_every_kind_once_per_node():
     assert nodes[-1] is program
 
 
+def test_mutator_dispatches_every_kind():
+    seen = set()
+
+    def keep(kind):
+        def handler(self, node):
+            seen.add(kind)
+            return node
+        return handler
+    Keeper = type("Keeper", (ExprMutator,), {"visit_" + k: keep(k) for k in ALL_KINDS})
+    program = every_kind_program()
+    assert Keeper().visit(program) is program
+    assert seen == ALL_KINDS
+
+
+def test_functor_results_are_memoised_across_visits():
+    calls = []
+
+    class CountCalls(ExprFunctor):
+        def visit_var(self, node, results):
+            calls.append(node)
+            return 1
+
+        def visit_tuple(self, node, results):
+            calls.append(node)
+            return sum(results)
+    x = var("x")
+    shared = Tuple([x, x])
+    folder = CountCalls()
+    assert folder.visit(shared) == 2
+    assert folder.visit(Tuple([shared, shared, x])) == 5
+    assert len(calls) == 3   # x, the shared tuple, the outer tuple
+
+
 def test_functor_folds_children_results():
     def height(self, node, results):
         return 1 + max(results, default=0)

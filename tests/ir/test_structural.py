@@ -214,6 +214,21 @@ def test_match_maps_pattern_variables_and_constructors_by_name():
     not_equal(partial, Match(xs, [Clause(PatternWildcard(), xs)]))
 
 
+def test_patterns_and_clauses_compare_on_their_own():
+    _, _, cons, nil = make_list()
+    _, _, cons2, _ = make_list()
+    h, t, a, b = var("h", F32), var("t"), var("a", F32), var("b")
+    lhs = PatternConstructor(cons, [PatternVar(h), PatternVar(t)])
+    rhs = PatternConstructor(cons2, [PatternVar(a), PatternVar(b)])
+    equal_and_same_hash(lhs, rhs)
+    not_equal(lhs, PatternConstructor(cons2, [PatternVar(var("a", "int32")), PatternVar(b)]))
+    not_equal(lhs, PatternConstructor(cons2, [PatternWildcard(), PatternVar(b)]))
+    equal_and_same_hash(Clause(lhs, h), Clause(rhs, a))
+    not_equal(Clause(lhs, h), Clause(rhs, b))
+    with pytest.raises(AssertionError, match=r"at patterns\[0\]: .*different patterns"):
+        assert_structural_equal(lhs, PatternConstructor(cons2, [PatternWildcard(), PatternVar(b)]))
+
+
 # -- modules ---------------------------------------------------------------------------------------
 
 def make_module(constant=1.0, name="main"):

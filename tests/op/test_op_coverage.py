@@ -5,6 +5,7 @@ import irlib
 
 import test_op_construct
 import test_op_indexing
+import test_op_layout_matmul
 import test_op_nn_more
 import test_op_table
 import test_op_table_more
@@ -21,7 +22,7 @@ TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_referenc
 def _table_names():
     names = set()
     for module in (test_op_table, test_op_table_more, test_op_indexing, test_op_construct,
-                   test_op_nn_more):
+                   test_op_nn_more, test_op_layout_matmul):
         names |= {record.name for record in module.RECORDS}
     return names
 

@@ -62,6 +62,8 @@ GRAD_CASES = [
      {"strides": 2, "padding": (1, 0), "groups": 2}),
     ("conv2d-dilated", irlib.nn.conv2d, [rand(1, 3, 7, 7), rand(3, 1, 2, 2)],
      {"dilation": 2, "groups": 3, "strides": (1, 2)}),
+    ("conv2d-nhwc", irlib.nn.conv2d, [rand(1, 5, 4, 2), rand(2, 3, 2, 3)],
+     {"strides": 2, "padding": 1, "data_layout": "NHWC", "kernel_layout": "HWIO"}),
     ("relu", irlib.nn.relu, [away_from_zero(3, 4)], {}),
     ("bias_add", irlib.nn.bias_add, [rand(2, 3, 2), rand(3)], {}),
     ("bias_add-last", irlib.nn.bias_add, [rand(2, 3), rand(3)], {"axis": -1}),

@@ -3,7 +3,7 @@ their oracle agrees with an evaluation written independently of the generator.""
 
 import numpy as np
 import pytest
-from hypothesis import find, given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 import irlib
@@ -107,12 +107,16 @@ def test_config_restricts_what_is_generated(program):
     assert all(p.type_annotation.dtype == "int32" for p in program.params)
 
 
+# ``find`` without shrinking: these tests only need one witness.
+FIND = settings(max_examples=500, database=None, derandomize=True, phases=[Phase.generate])
+
+
 def test_a_config_object_and_overrides_combine():
     config = irst.ProgramConfig(max_steps=2, allow_if=False)
     program = find(irst.programs(config, allow_lambdas=True, allow_globals=False,
                                  allow_higher_order=False),
                    lambda p: any(isinstance(n, E.Function) for n in post_order(p.expr)),
-                   settings=settings(max_examples=300, database=None))
+                   settings=FIND)
     assert not any(isinstance(n, E.If) for n in post_order(program.expr))
 
 
@@ -120,9 +124,10 @@ def test_a_config_object_and_overrides_combine():
                                     E.Constant])
 def test_programs_cover_each_feature(wanted):
     find(irst.programs(), lambda p: any(isinstance(n, wanted) for n in post_order(p.expr)),
-         settings=settings(max_examples=500, database=None))
+         settings=FIND)
 
 
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
 def test_programs_include_higher_order_calls():
     def passes_a_function(program):
         for node in post_order(program.expr):
@@ -130,7 +135,7 @@ def test_programs_include_higher_order_calls():
                     isinstance(program.types.get(a), FuncType) for a in node.args):
                 return True
         return False
-    find(irst.programs(), passes_a_function, settings=settings(max_examples=1000, database=None))
+    find(irst.programs(), passes_a_function, settings=FIND)
 
 
 def test_generated_oracle_matches_hand_computation():
@@ -139,7 +144,7 @@ def test_generated_oracle_matches_hand_computation():
                                      allow_constants=False, allow_tuples=False,
                                      allow_shape_ops=False, ops=("exp",)),
                    lambda p: isinstance(p.expr, E.Call),
-                   settings=settings(max_examples=200, database=None))
+                   settings=FIND)
     inputs = program.random_inputs(seed=3)
     x = inputs[program.params[0]]
     np.testing.assert_allclose(program.reference(inputs), np.exp(x), rtol=1e-6)
@@ -147,7 +152,7 @@ def test_generated_oracle_matches_hand_computation():
 
 def test_expected_types_cover_calls_and_vars():
     program = find(irst.programs(), lambda p: len(post_order(p.expr)) > 12,
-                   settings=settings(max_examples=200, database=None))
+                   settings=FIND)
     for node in post_order(program.expr):
         if isinstance(node, (E.Call, E.Var, E.Let, E.If, E.Tuple, E.TupleGetItem)):
             assert node in program.types, type(node).__name__

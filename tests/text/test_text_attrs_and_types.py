@@ -107,3 +107,19 @@ def test_custom_annotation_cannot_close_the_comment_early():
     assert text == "free_var %x;\nexp(%x)"
     noted = irlib.astext(irlib.exp(x), annotate=lambda node: "a */ b")
     assert noted.endswith("exp(%x) /* a * / b */\n")
+
+
+def test_every_binding_carries_its_type_after_infer_type():
+    data = var("data", shape=(1, 3, 8, 8))
+    weight = var("w1", shape=(4, 3, 3, 3))
+    bias = var("b1", shape=(4,))
+    conv = irlib.nn.conv2d(data, weight, padding=(1, 1), channels=4, kernel_size=(3, 3))
+    net = Function([data, weight, bias], irlib.nn.relu(irlib.nn.bias_add(conv, bias)))
+    mod = irlib.transform.InferType()(irlib.IRModule.from_expr(net))
+    lines = mod.astext().split("\n")
+    body = [line.strip() for line in lines[2:5]]
+    out_type = "/* ty=Tensor[(1, 4, 8, 8), float32] */"
+    assert body[0].startswith("%0 = nn.conv2d(%data, %w1, padding=[1, 1, 1, 1]")
+    assert body[0].endswith(f") {out_type};")
+    assert body[1] == f"%1 = nn.bias_add(%0, %b1) {out_type};"
+    assert body[2] == f"nn.relu(%1) {out_type}"

@@ -180,6 +180,11 @@ def test_inference_is_idempotent():
     assert len(first.type_params) == len(second.type_params) == 1
     assert second.arg_types[0] == TypeCall(list_type, [second.type_params[0]])
     assert second.ret_type == first.ret_type == I32
+    # the recursive call passes the inferred type parameter on, in both runs
+    for typed in (once, twice):
+        length = typed["length"]
+        recursive_call = length.body.clauses[0].rhs.args[1]
+        assert recursive_call.type_args == length.type_params
 
 
 # -- polymorphism -------------------------------------------------------------------------------
@@ -373,3 +378,36 @@ def test_globals_referenced_by_an_expression_come_from_the_module():
     typed = infer_type(Call(double, [y]), mod)
     assert typed.checked_type == tensor(2)
     assert typed.op is double and double.checked_type == FuncType([tensor(2)], tensor(2))
+
+
+def test_explicit_and_inferred_type_parameters_together():
+    a = TypeVar("A")
+    x, y, c = var("x", a), var("y"), var("c", "bool")
+    g = GlobalVar("g")
+    body = If(c, Tuple([x, y]), Call(g, [x, y, c]))
+    mod = IRModule()
+    mod[g] = Function([x, y, c], body, type_params=[a])
+    for _ in range(2):  # a second run over the output must see the same program
+        mod = InferType()(mod)
+        typed = mod[g]
+        a_param, b_param = typed.type_params
+        assert a_param is a
+        assert typed.checked_type == FuncType([a, b_param, BOOL], TupleType([a, b_param]),
+                                              [a, b_param])
+        assert typed.body.false_branch.type_args == (a, b_param)
+
+
+def test_unannotated_mutual_recursion_is_generalised_per_function():
+    f, g = GlobalVar("f"), GlobalVar("g")
+    x, y = var("x"), var("y")
+    mod = IRModule()
+    mod[f] = Function([x], Call(g, [x]))
+    mod[g] = Function([y], Call(f, [y]))
+    for _ in range(2):
+        mod = InferType()(mod)
+        for this, other in ((f, g), (g, f)):
+            typed = mod[this]
+            arg_param, ret_param = typed.type_params
+            assert typed.checked_type == FuncType([arg_param], ret_param, [arg_param, ret_param])
+            assert typed.body.op is other
+            assert typed.body.type_args == (arg_param, ret_param)
