@@ -468,7 +468,8 @@ class _Generator(ControlSteps):
         cond, lhs = self.choose(conds), self.choose(values)
         rhs = self.choose([e for e in values if e.ty.dtype == lhs.ty.dtype])
         shape = G.broadcast(cond.ty.shape, lhs.ty.shape)
-        shape = shape and G.broadcast(shape, rhs.ty.shape)
+        if shape is not None:
+            shape = G.broadcast(shape, rhs.ty.shape)
         if shape is None:
             return None
         return self.call_op("where", (cond.expr, lhs.expr, rhs.expr), {},
@@ -559,8 +560,8 @@ def programs(draw, config: Optional[ProgramConfig] = None, **overrides) -> Gener
     """Strategy for well-typed programs with control flow, closures and global functions.
 
     Like :func:`tensor_exprs` with ``allow_if``, ``allow_lambdas``, ``allow_higher_order``,
-    ``allow_globals`` and ``allow_recursion`` on (when no ``config`` is given). The first input is a scalar so that ``if``
-    conditions depend on the inputs.
+    ``allow_globals`` and ``allow_recursion`` on (when no ``config`` is given). The first
+    input is a scalar so that ``if`` conditions depend on the inputs.
 
     Args:
         config: a :class:`ProgramConfig`; keyword arguments override its fields.

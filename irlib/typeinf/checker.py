@@ -134,10 +134,14 @@ class Checker:
         if cached is not None:
             return cached
         data = self.type_definitions.get(ctor.belong_to)
-        if data is None or not any(c is ctor for c in data.constructors):
-            adt = getattr(ctor.belong_to, "name_hint", ctor.belong_to)
+        adt = getattr(ctor.belong_to, "name_hint", ctor.belong_to)
+        if data is None:
             self.errors.add(blame, f"constructor {ctor.name_hint} belongs to type {adt}, "
                                    f"which the module does not define (add its TypeData)")
+            return None
+        if not any(c is ctor for c in data.constructors):
+            self.errors.add(blame, f"constructor {ctor.name_hint} is not one of the "
+                                   f"constructors of type {adt} in this module")
             return None
         ctor_type = FuncType(ctor.inputs, TypeCall(ctor.belong_to, data.type_vars),
                              data.type_vars)

@@ -138,6 +138,16 @@ def test_programs_include_higher_order_calls():
     find(irst.programs(), passes_a_function, settings=FIND)
 
 
+def test_programs_include_recursive_lets():
+    def recursive(program):
+        return any(isinstance(n, E.Let) and isinstance(n.value, E.Function)
+                   and n.var in analysis.free_vars(n.value) for n in post_order(program.expr))
+    program = find(irst.programs(), recursive, settings=FIND)
+    for seed in range(3):
+        value = program.reference(program.random_inputs(seed))
+        assert all(np.all(np.isfinite(a)) for a in leaves(value))
+
+
 def test_generated_oracle_matches_hand_computation():
     # Any generated program whose body is exactly exp(x0) checks the oracle by hand.
     program = find(irst.tensor_exprs(max_inputs=1, max_steps=1, allow_lets=False,
@@ -157,3 +167,21 @@ def test_expected_types_cover_calls_and_vars():
         if isinstance(node, (E.Call, E.Var, E.Let, E.If, E.Tuple, E.TupleGetItem)):
             assert node in program.types, type(node).__name__
     assert irlib.structural_equal(program.function.params, program.params)
+
+
+@settings(max_examples=60, deadline=None)
+@given(irst.programs())
+def test_expected_types_agree_with_type_inference(program):
+    typed = irlib.transform.InferType()(program.module())
+    assert irlib.structural_equal(typed["main"].body.checked_type, program.result_type)
+    for gvar, function in program.global_functions.items():
+        assert irlib.structural_equal(typed[gvar.name_hint].checked_type, program.types[gvar])
+    original, inferred = post_order(program.function), post_order(typed["main"])
+    if len(original) != len(inferred):
+        return   # the typed copy need not keep sharing; the root check above still holds
+    for before, after in zip(original, inferred):
+        assert type(before) is type(after)
+        if before in program.types and not isinstance(before, (E.Op, E.Constructor,
+                                                                 E.GlobalVar)):
+            assert irlib.structural_equal(after.checked_type, program.types[before]), \
+                f"{type(before).__name__}: {after.checked_type} vs {program.types[before]}"

@@ -274,8 +274,9 @@ def test_nested_patterns_and_tuple_patterns_type_check():
     a, b = var("a"), var("b")
     pair = Tuple([xs, const(1.0)])
     body = Match(pair, [
-        Clause(irlib.PatternTuple([PatternConstructor(cons, [PatternVar(a), irlib.PatternWildcard()]),
-                                   PatternVar(b)]), b),
+        Clause(irlib.PatternTuple([
+            PatternConstructor(cons, [PatternVar(a), irlib.PatternWildcard()]),
+            PatternVar(b)]), b),
         Clause(irlib.PatternWildcard(), const(0.0)),
     ])
     typed = infer_type(Function([xs], body), mod)

@@ -186,6 +186,13 @@ def test_constructor_of_an_undefined_type():
         infer_type(Call(orphan, []))
 
 
+def test_constructor_not_in_the_module_definition():
+    mod, list_type, cons, nil = make_list_module()
+    stray = Constructor("Nil", [], list_type)  # same name, but not the module's constructor
+    with pytest.raises(TypeInferenceError, match=r"is not one of the constructors of type List"):
+        infer_type(Call(stray, []), mod)
+
+
 def test_undefined_global():
     f = GlobalVar("nowhere")
     with pytest.raises(TypeInferenceError, match=r"global @nowhere is not defined"):
