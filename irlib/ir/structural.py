@@ -20,7 +20,8 @@ equal copies (TVM's "graph node" distinction is not reproduced). Bound-variable
 correspondences are scoped to their binder's scope, so a shared function compared against two
 separate copies matches each copy in turn. Pairs of nodes already found equal are memoised,
 so comparing two DAGs is linear; the memo and the ``lhs is rhs`` shortcut assume well-formed
-programs (every variable bound once and used only in its scope).
+programs (every variable bound once and used only in its scope); the shortcut is taken only
+while no bound variable is matched with a different one.
 
 Both walks use explicit stacks, so 100,000-deep programs compare and hash without recursion.
 :func:`assert_structural_equal` reports the first mismatch with its path, e.g.
@@ -37,6 +38,8 @@ from . import types as T
 from .attrs import Attrs
 from .dims import AnyDim, DimExpr
 from .module import IRModule
+from ._structural_messages import describe as _describe, render_path as _render_path, \
+    small_text as _small_text
 
 
 class StructuralMismatchError(AssertionError, ValueError):
@@ -91,7 +94,7 @@ def assert_structural_equal(lhs, rhs, map_free_vars: bool = False) -> None:
     for side, value in (("lhs", left), ("rhs", right)):
         text = _small_text(value)
         if text:
-            message += f"\n  {side}: {text}"
+            message += f"\n  {side}: " + text.replace("\n", "\n       ")
     raise StructuralMismatchError(message, where, left, right)
 
 
@@ -129,6 +132,9 @@ class _Comparer:
         self.rhs_map: dict = {}
         self.memo: set = set()
         self.failure = None
+        # Number of in-scope correspondences between two *different* variables; while it is
+        # zero, an object compared with itself is equal without looking inside.
+        self.renamed = 0
 
     def run(self, lhs, rhs) -> bool:
         stack = [(_COMPARE, lhs, rhs, None)]
@@ -142,9 +148,13 @@ class _Comparer:
                 for left, right in task[1]:
                     del self.lhs_map[left]
                     del self.rhs_map[right]
+                    self.renamed -= left is not right
                 continue
             _, left, right, path = task
-            if left is right and not self.map_free_vars and not isinstance(left, _BINDERS):
+            # NOTE: ``fn (%x, %y) { B }`` vs ``fn (%y, %x) { B }`` with one shared body B must
+            # differ, so the identity shortcut is only sound with no renaming in scope.
+            if left is right and not self.renamed and not self.map_free_vars \
+                    and not isinstance(left, _BINDERS):
                 continue
             if (id(left), id(right)) in memo:
                 continue
@@ -172,8 +182,7 @@ class _Comparer:
             if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
                 return self.sequence(left, right, path, "", [])
             if isinstance(left, (E.Node, T.Type)) or isinstance(right, (E.Node, T.Type)):
-                return self.fail(path, left, right, f"{type(left).__name__} vs "
-                                                    f"{type(right).__name__}")
+                return self.fail(path, left, right, "different kinds of node")
             return self.fail(path, left, right)
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -203,6 +212,7 @@ class _Comparer:
         else:
             self.lhs_map[left] = right
             self.rhs_map[right] = left
+            self.renamed += left is not right
             binds.append((left, right))
         if isinstance(left, E.Var):
             kids.append((left.type_annotation, right.type_annotation,
@@ -526,73 +536,3 @@ def _same_value(left, right) -> bool:
         return bool(left == right)
     except Exception:  # noqa: BLE001 - exotic values compare by identity
         return left is right
-
-
-# -- messages -------------------------------------------------------------------------------------
-
-def _render_path(path) -> str:
-    """``body*3.args[1]`` for a linked path; repeated segments are run-length compressed."""
-    segments = []
-    while path is not None:
-        path, segment = path
-        segments.append(segment)
-    segments.reverse()
-    pieces, index = [], 0
-    while index < len(segments):
-        segment, count = segments[index], 1
-        while index + count < len(segments) and segments[index + count] == segment:
-            count += 1
-        pieces.append(segment if count < 4 else f"{segment}*{count}")
-        if 1 < count < 4:
-            pieces.extend([segment] * (count - 1))
-        index += count
-    text = ""
-    for piece in pieces:
-        text += piece if (not text or piece.startswith("[")) else "." + piece
-    return text or "<root>"
-
-
-def _describe(value) -> str:
-    if isinstance(value, (E.Constant, NDArray, np.ndarray)):
-        array = np.asarray(value.data.numpy() if isinstance(value, E.Constant) else value)
-        if array.size <= 6:
-            body = np.array2string(array, separator=", ") if array.ndim else repr(array.item())
-            return f"{body} ({array.dtype})"
-        return f"{array.dtype} tensor of shape {array.shape}"
-    if isinstance(value, E.Var):
-        return f"%{value.name_hint}"
-    if isinstance(value, E.GlobalVar):
-        return f"@{value.name_hint}"
-    if isinstance(value, E.Op):
-        return f"op {value.name}"
-    if isinstance(value, E.Constructor):
-        return f"constructor {value.name_hint}"
-    if isinstance(value, T.Type):
-        try:
-            return str(value)
-        except Exception:  # noqa: BLE001 - a half-built type still gets described
-            return repr(value)
-    if isinstance(value, E.Node):
-        return type(value).__name__
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _small_text(value) -> str:
-    """The value in the text format when it is a small expression (else empty)."""
-    if not isinstance(value, E.Expr) or isinstance(value, (E.Var, E.Constant, E.Op)):
-        return ""
-    from .functor import children
-    seen, stack = set(), [value]
-    while stack:
-        node = stack.pop()
-        if node not in seen:
-            seen.add(node)
-            if len(seen) > 40:
-                return ""
-            stack.extend(children(node))
-    try:
-        text = str(value)
-    except Exception:  # noqa: BLE001 - the printer is optional for messages
-        return ""
-    return text if len(text) <= 400 else ""

@@ -8,3 +8,7 @@ from . import indexing  # noqa: F401
 from . import construct  # noqa: F401
 from . import layout  # noqa: F401
 from . import nn  # noqa: F401
+from . import gather  # noqa: F401
+from . import sorting  # noqa: F401
+from . import shape_ops  # noqa: F401
+from . import nn_convnd  # noqa: F401

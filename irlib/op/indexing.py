@@ -24,7 +24,7 @@ from ..ir.expr import Constant, Expr, const
 from ..ir.types import TensorType
 from .registry import OpPattern, make_call, register_op
 from .transform import checked_type_for_grad
-from .type_relations import expect_tensor, normalize_axis
+from .type_relations import dims_differ, expect_tensor, normalize_axis
 
 __all__ = ["strided_slice", "strided_set", "take", "scatter_nd"]
 
@@ -220,15 +220,26 @@ def _take_rel(arg_types, attrs):
     indices = expect_tensor(arg_types[1], "take: indices")
     if not (indices.dtype.startswith("int") or indices.dtype.startswith("uint")):
         raise TypeInferenceError(f"take: indices must be integers, got {indices.dtype}")
-    if attrs["batch_dims"] != 0:
-        raise TypeInferenceError("take: batch_dims other than 0 is not supported")
     if attrs["mode"] not in ("clip", "wrap", "fast"):
         raise TypeInferenceError(f"take: mode must be clip, wrap or fast, got "
                                  f"{attrs['mode']!r}")
+    batch_dims = attrs["batch_dims"]
     if attrs["axis"] is None:
+        if batch_dims != 0:
+            raise TypeInferenceError("take: batch_dims needs an axis")
         return TensorType(indices.shape, data.dtype)
     axis = normalize_axis(attrs["axis"], data.ndim, "take: axis")
-    return TensorType(data.shape[:axis] + indices.shape + data.shape[axis + 1:], data.dtype)
+    if batch_dims < 0:
+        batch_dims += indices.ndim
+    if not 0 <= batch_dims <= min(axis, indices.ndim):
+        raise TypeInferenceError(f"take: batch_dims={attrs['batch_dims']} must lie in "
+                                 f"[0, min(axis={axis}, indices rank={indices.ndim})]")
+    for i in range(batch_dims):
+        if dims_differ(data.shape[i], indices.shape[i]):
+            raise TypeInferenceError(f"take: batch dimension {i} differs between data "
+                                     f"({data.shape[i]}) and indices ({indices.shape[i]})")
+    return TensorType(data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis + 1:],
+                      data.dtype)
 
 
 def _fix_indices(indices, size, mode):
@@ -252,7 +263,20 @@ def _take_ref(data, indices, batch_dims=0, axis=None, mode="clip"):
         flat = np.reshape(data, -1)
         return (flat[_fix_indices(indices, flat.size, mode)],)
     axis %= data.ndim
-    return (np.take(data, _fix_indices(indices, data.shape[axis], mode), axis=axis),)
+    indices = _fix_indices(indices, data.shape[axis], mode)
+    if batch_dims < 0:
+        batch_dims += indices.ndim
+    if batch_dims == 0:
+        return (np.take(data, indices, axis=axis),)
+    # Flatten to (B, M, A, R) and (B, K); pick out[b, :, k, :] = data[b, :, idx[b, k], :].
+    batch = data.shape[:batch_dims]
+    middle, rest = data.shape[batch_dims:axis], data.shape[axis + 1:]
+    size_b = int(np.prod(batch))
+    flat = data.reshape(size_b, int(np.prod(middle)), data.shape[axis], int(np.prod(rest)))
+    flat_indices = indices.reshape(size_b, -1)
+    picked = flat[np.arange(size_b)[:, None], :, flat_indices, :]  # (B, K, M, R)
+    picked = picked.transpose(0, 2, 1, 3)
+    return (picked.reshape(batch + middle + indices.shape[batch_dims:] + rest),)
 
 
 @_TAKE.def_grad
@@ -262,6 +286,8 @@ def _take_grad(call, out_grad):
     index_rank = checked_type_for_grad(indices, "take").ndim
     axis = call.attrs["axis"]
     mode = call.attrs["mode"]
+    if call.attrs["batch_dims"]:
+        raise NotImplementedError("the gradient of take supports batch_dims=0 only")
     target = make_call("zeros_like", (data,))
     if axis is None:
         target = make_call("reshape", (target,), {"newshape": (-1,), "allowzero": False})

@@ -236,8 +236,13 @@ _TRANSPOSE_FIELDS = [("channels", None), ("kernel_size", None), ("strides", (1, 
 def _conv2d_transpose_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "nn.conv2d_transpose: data")
     weight = expect_tensor(arg_types[1], "nn.conv2d_transpose: weight")
-    if attrs["data_layout"] != "NCHW" or attrs["out_layout"] not in ("", "NCHW"):
-        raise TypeInferenceError("nn.conv2d_transpose: only NCHW data is supported")
+    layout_positions(attrs["data_layout"], "NCHW", "nn.conv2d_transpose: data_layout")
+    o_pos = layout_positions(attrs["out_layout"] or attrs["data_layout"], "NCHW",
+                             "nn.conv2d_transpose: out_layout")
+    if data.ndim != 4 or weight.ndim != 4:
+        raise TypeInferenceError(f"nn.conv2d_transpose: data and weight must be 4-D, got "
+                                 f"{data} and {weight}")
+    data = TensorType(_permuted(data.shape, attrs["data_layout"], "NCHW"), data.dtype)
     k_pos = layout_positions(attrs["kernel_layout"], "OIHW", "nn.conv2d_transpose: "
                                                             "kernel_layout")
     groups = attrs["groups"]
@@ -253,7 +258,11 @@ def _conv2d_transpose_rel(arg_types, attrs):
     pads = padding4(attrs["padding"])
     spatial = [(data.shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + 2]
                + dilation[i] * (kernel[i] - 1) + 1 + extra[i] for i in range(2)]
-    return TensorType((data.shape[0], out_channels, *spatial), _out_dtype(attrs, data))
+    dims = {"N": data.shape[0], "C": out_channels, "H": spatial[0], "W": spatial[1]}
+    shape = [None] * 4
+    for letter, position in o_pos.items():
+        shape[position] = dims[letter]
+    return TensorType(shape, _out_dtype(attrs, data))
 
 
 def _conv2d_transpose_ref(data, weight, **attrs):
@@ -262,6 +271,7 @@ def _conv2d_transpose_ref(data, weight, **attrs):
     extra = pair(attrs["output_padding"], "output_padding")
     top, left, bottom, right = padding4(attrs["padding"])
     groups = attrs["groups"]
+    data = to_canonical(data, attrs["data_layout"], "NCHW")
     # Canonical IOHW: (G*I, O/G, KH, KW) -> the equivalent forward kernel (G*O/G, I, KH, KW),
     # spatially flipped.
     weight = to_canonical(weight, attrs["kernel_layout"], "IOHW")
@@ -280,6 +290,7 @@ def _conv2d_transpose_ref(data, weight, **attrs):
     out = conv2d_nchw(dilated, np.ascontiguousarray(forward), (1, 1), (0, 0, 0, 0), dilation,
                       groups)
     dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else data.dtype
+    out = from_canonical(out, "NCHW", attrs["out_layout"] or attrs["data_layout"])
     return (out.astype(dtype, copy=False),)
 
 
@@ -295,7 +306,8 @@ def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 
                      channels=None, kernel_size=None, data_layout="NCHW",
                      kernel_layout="IOHW", out_layout="", output_padding=(0, 0),
                      out_dtype=""):
-    """Transposed 2-D convolution (``relay.nn.conv2d_transpose``), NCHW data.
+    """Transposed 2-D convolution (``relay.nn.conv2d_transpose``); data in any permutation
+    of ``NCHW`` (``NCHW``, ``NHWC``).
 
     ``weight`` is ``(C_in, C_out/groups, KH, KW)`` in the default ``IOHW`` layout, so a
     conv2d's OIHW weight is directly the weight of its transpose.

@@ -1,0 +1,103 @@
+"""Gradients of ops that are compositions of simpler ops.
+
+Many ops (``nn.group_norm``, ``nn.lrn``, ``nn.attention``...) have a direct numpy reference
+but are mathematically a composition of differentiable primitives. Their gradient rule
+builds that composition over the call's arguments and back-propagates ``out_grad`` through
+it with the primitives' own gradient rules (reverse mode over a small dataflow graph)::
+
+    op_def.def_grad(composite_grad(lambda data, gamma, **attrs: ...forward expr...))
+"""
+
+from __future__ import annotations
+
+from ..ir import expr as E
+from ..ir.functor import children
+from .registry import get_def, make_call
+
+
+def _annotate(nodes, leaves) -> None:
+    """Type the composite's nodes through the op relations when the leaves are typed (some
+    gradient rules read argument types)."""
+    for leaf in leaves:
+        try:
+            leaf.checked_type
+        except Exception:  # noqa: BLE001 - UntypedError: the caller did not type-check
+            return
+    for node in nodes:
+        if type(node) is E.Call:
+            op_def = get_def(node.op.name)
+            node.with_type(op_def.type_rel([a.checked_type for a in node.args], node.attrs))
+        elif type(node) is E.Constant:
+            node.with_type(node.tensor_type)
+
+
+def _topological(root, leaves) -> list:
+    """Nodes of ``root`` reachable without entering ``leaves``, children before parents."""
+    order, seen = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen or node in leaves:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children(node))
+    return order
+
+
+def backprop(root, leaves, out_grad) -> list:
+    """Adjoints of ``leaves`` for ``out_grad`` flowing into ``root``.
+
+    Args:
+        root: an expression built from op calls and constants over ``leaves``.
+        leaves: the expressions the adjoints are wanted for (the original call's args).
+        out_grad: the adjoint of ``root``.
+
+    Returns:
+        One adjoint expression per leaf (``zeros_like`` for a leaf that ``root`` ignores).
+    """
+    leaf_set = set(leaves)
+    order = _topological(root, leaf_set)
+    _annotate(order, leaves)
+    adjoints = {root: out_grad}
+    for node in reversed(order):
+        grad = adjoints.get(node)
+        if grad is None or type(node) is not E.Call:
+            continue
+        rule = get_def(node.op.name).grad
+        if rule is None:
+            raise NotImplementedError(f"composite gradient: {node.op.name} has no gradient")
+        for arg, arg_grad in zip(node.args, rule(node, grad)):
+            previous = adjoints.get(arg)
+            adjoints[arg] = arg_grad if previous is None else make_call("add",
+                                                                        (previous, arg_grad))
+    return [adjoints.get(leaf, make_call("zeros_like", (leaf,))) for leaf in leaves]
+
+
+def composite_grad(forward):
+    """A gradient rule from ``forward(*args, **attrs) -> Expr`` (the op as a composition).
+
+    ``forward`` may also take the keyword ``types``: the argument types (or None if the
+    arguments are untyped), for compositions that depend on shapes.
+    """
+    def rule(call, out_grad):
+        attrs = dict(call.attrs) if call.attrs is not None else {}
+        root = forward(*call.args, **attrs)
+        return backprop(root, list(call.args), out_grad)
+    return rule
+
+
+def arg_types(args, what: str):
+    """The checked types of ``args`` (composites that depend on shapes need them).
+
+    Raises:
+        NotImplementedError: if the arguments were not type-checked.
+    """
+    try:
+        return [a.checked_type for a in args]
+    except Exception:  # noqa: BLE001 - UntypedError
+        raise NotImplementedError(f"the gradient of {what} needs the argument types; run type "
+                                  f"inference first") from None
