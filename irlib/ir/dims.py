@@ -211,6 +211,8 @@ def floordiv(numerator, denominator) -> Dim:
         return Any
     if isinstance(numerator, int) and isinstance(denominator, int):
         return numerator // denominator
+    if isinstance(numerator, int) and numerator == 0:
+        return 0
     if isinstance(denominator, int):
         if denominator == 0:
             raise ZeroDivisionError("dimension floordiv by zero")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir.functor import children
+from ..ir.types import TupleType
 from .registry import get_def, make_call
 
 
@@ -29,6 +30,8 @@ def _annotate(nodes, leaves) -> None:
             node.with_type(op_def.type_rel([a.checked_type for a in node.args], node.attrs))
         elif type(node) is E.Constant:
             node.with_type(node.tensor_type)
+        elif type(node) is E.Tuple:
+            node.with_type(TupleType([f.checked_type for f in node.fields]))
 
 
 def _topological(root, leaves) -> list:
@@ -65,7 +68,16 @@ def backprop(root, leaves, out_grad) -> list:
     adjoints = {root: out_grad}
     for node in reversed(order):
         grad = adjoints.get(node)
-        if grad is None or type(node) is not E.Call:
+        if grad is None:
+            continue
+        if type(node) is E.Tuple:
+            for i, field in enumerate(node.fields):
+                field_grad = grad.fields[i] if type(grad) is E.Tuple else E.TupleGetItem(grad, i)
+                previous = adjoints.get(field)
+                adjoints[field] = field_grad if previous is None else make_call(
+                    "add", (previous, field_grad))
+            continue
+        if type(node) is not E.Call:
             continue
         rule = get_def(node.op.name).grad
         if rule is None:

@@ -92,3 +92,8 @@ def test_queries():
     assert n.name == "n" and (2 * n).name is None
     assert (n * m + 1).free_vars() == {"n", "m"}
     assert is_static(3) and not is_static(n) and not is_static(Any) and not is_static(True)
+
+
+def test_floordiv_of_zero_by_a_symbol_is_zero():
+
+    assert floordiv(0, size_var("n")) == 0
