@@ -1,7 +1,19 @@
-"""Running IR: values, the reference interpreter, to_python, build() and the graph executor.
+"""Running IR: values, the reference interpreter, nat helpers and ``interp.testing``.
 
-This package grows with the interpreter and executor issues. It imports ``irlib``; ``irlib``
-never imports it at module import time.
+* ``interp.create_executor(kind="debug", mod=None, device=interp.cpu(0), target="cpu")``:
+  Relay's executor API over the reference interpreter (:mod:`interp.executor`);
+* values (:mod:`interp.values`): ``NDArray``, ``TupleValue``, ``Closure``, ``RecClosure``,
+  ``RefValue``, ``ConstructorValue``;
+* :mod:`interp.nat`: Peano naturals; :mod:`interp.nd`: ``nd.array``;
+  :mod:`interp.testing`: the ``relay.testing`` facade.
+
+This package imports ``irlib``; ``irlib`` never imports it at module import time.
 """
 
 from irlib.ndarray import Device, NDArray, cpu, cuda  # noqa: F401
+
+from . import nat, nd, testing, values  # noqa: F401
+from .executor import BoundFunction, Executor, create_executor  # noqa: F401
+from .interpreter import Interpreter  # noqa: F401
+from .values import (Closure, ConstructorValue, RecClosure, RefValue, TupleValue,  # noqa: F401
+                     as_value, format_value)

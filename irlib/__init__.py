@@ -25,5 +25,6 @@ from .ir.structural import assert_structural_equal, structural_equal, structural
 from . import transform, analysis
 from .transform.infer_type import infer_type
 from .text.printer import astext, pretty_print
+from .text.parser import fromtext, parse, parse_expr
 
 __version__ = "0.1.0"

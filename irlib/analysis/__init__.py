@@ -10,6 +10,9 @@ from ..ir.functor import post_order
 from .free_vars import (all_type_vars, all_vars, bound_type_vars, bound_vars, free_type_vars,
                         free_vars)
 from .well_formed import check_well_formed, well_formed
+from .call_graph import CallGraph, call_graph
+from .count_ops import count_op, count_ops
+from .normal_form import check_basic_block_normal_form, is_a_normal_form
 
 
 def post_order_visit(expr, fvisit) -> None:
@@ -25,4 +28,6 @@ def post_order_visit(expr, fvisit) -> None:
 
 
 __all__ = ["free_vars", "bound_vars", "all_vars", "free_type_vars", "bound_type_vars",
-           "all_type_vars", "well_formed", "check_well_formed", "post_order_visit"]
+           "all_type_vars", "well_formed", "check_well_formed", "post_order_visit",
+           "CallGraph", "call_graph", "count_op", "count_ops", "check_basic_block_normal_form",
+           "is_a_normal_form"]

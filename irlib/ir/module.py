@@ -280,6 +280,26 @@ class IRModule:
         """Module attribute ``key``, or ``default``."""
         return self.attrs.get(key, default)
 
+    # -- std library ---------------------------------------------------------------------------
+    def import_from_std(self, name: str) -> None:
+        """Load the std file ``name`` (``"prelude.rly"``, ``"nat.rly"``, ``"gradient.rly"``,
+        ``"core.rly"``) into this module, in place.
+
+        The file is parsed with this module as the initial module (its globals, types and
+        constructors are visible), merged in, and the whole module is type-checked.
+        Importing the same name again does nothing.
+
+        Raises:
+            UnknownNameError: if there is no such std file.
+        """
+        if name in self.imported_paths:
+            return
+        from ..text.parser import parse
+        from ..prelude import std_source
+        merged = parse(std_source(name), source_name=name, init_module=self)
+        self.update(merged)
+        self.imported_paths.add(name)
+
     # -- text ----------------------------------------------------------------------------------
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
         """The module in the text format, with the version header."""

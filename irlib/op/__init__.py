@@ -1,5 +1,8 @@
 """Operators: the registry and every op family.
 
+Sub-namespaces: ``irlib.nn``, ``irlib.image`` (``resize2d``, ``grid_sample``) and
+``irlib.annotation`` (``on_device``, ``stop_fusion``, ``compiler_begin``, ...).
+
 ``irlib.op.get(name)`` returns the interned Op node; builder functions (``irlib.add``,
 ``irlib.nn.conv2d``) create calls with attributes filled from the op's schema. Only the
 builders are star-exported (to the ``irlib`` top level); the registry functions stay under
@@ -24,7 +27,15 @@ from .indexing import *  # noqa: F401,F403
 from .indexing import __all__ as _indexing_all
 from .transform import *  # noqa: F401,F403
 from .transform import __all__ as _transform_all
+from .gather import *  # noqa: F401,F403
+from .gather import __all__ as _gather_all
+from .sorting import *  # noqa: F401,F403
+from .sorting import __all__ as _sorting_all
+from .shape_ops import *  # noqa: F401,F403
+from .shape_ops import __all__ as _shape_ops_all
+from . import annotation, image  # noqa: F401  (irlib.annotation.*, irlib.image.*)
 
 __all__ = (list(_tensor_all) + list(_elemwise_all) + list(_reduce_all) + list(_transform_all)
            + list(_indexing_all) + list(_construct_all)
-           + list(_layout_all))
+           + list(_layout_all) + list(_gather_all) + list(_sorting_all) + list(_shape_ops_all)
+           + ["annotation", "image"])

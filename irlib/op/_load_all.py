@@ -12,3 +12,8 @@ from . import gather  # noqa: F401
 from . import sorting  # noqa: F401
 from . import shape_ops  # noqa: F401
 from . import nn_convnd  # noqa: F401
+from . import nn_norm  # noqa: F401
+from . import nn_pool_nd  # noqa: F401
+from . import image  # noqa: F401
+from . import nn_space  # noqa: F401
+from . import annotation  # noqa: F401

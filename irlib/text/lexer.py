@@ -31,8 +31,8 @@ from ..ir.span import Span
 KEYWORDS = frozenset(["let", "fn", "def", "if", "else", "type", "match", "extern",
                       "free_var", "ref", "ref_read", "ref_write"])
 
-_PUNCT = ["->", "=>", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", ",", ".", ";",
-          ":", "=", "+", "-", "*", "/", "<", ">", "!", "?"]
+_PUNCT2 = frozenset(["->", "=>", "==", "!=", "<=", ">="])
+_PUNCT1 = frozenset("()[]{},.;:=+-*/<>!?")
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
 _DIGITS_RE = re.compile(r"[0-9]+")
@@ -200,13 +200,12 @@ class _Lexer:
                 self._negative_inf(pos)
             elif char.isalpha() or char == "_":
                 self._word(pos)
+            elif text[pos:pos + 2] in _PUNCT2:
+                self.add(text[pos:pos + 2], text[pos:pos + 2], pos, pos + 2)
+            elif char in _PUNCT1:
+                self.add(char, char, pos, pos + 1)
             else:
-                for punct in _PUNCT:
-                    if text.startswith(punct, pos):
-                        self.add(punct, punct, pos, pos + len(punct))
-                        break
-                else:
-                    raise self.error(f"unexpected character {char!r}", pos)
+                raise self.error(f"unexpected character {char!r}", pos)
         self.tokens.append(Token("EOF", None, self.line, self.col(self.pos), self.line,
                                  self.col(self.pos)))
         return self.tokens

@@ -1,9 +1,31 @@
 """Passes over IR modules (``irlib.transform``, mirroring ``tvm.relay.transform``).
 
-Each pass lives in its own module; this package re-exports the public names.
+Each pass lives in its own module; this package re-exports the public names. See
+docs/passes.md for what each pass does, with before/after examples.
 """
 
 from .infer_type import InferType, infer_type
-from .pass_infra import ModulePass, Pass, PassInfo
+from .pass_infra import (FunctionPass, ModulePass, Pass, PassContext, PassInfo, PrintIR,
+                         Sequential, build_config, function_pass, get_pass, module_pass,
+                         register_pass)
+from .dead_code import DeadCodeElimination
+from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .fold_constant import FoldConstant
+from .inline import Inline
+from .remove_unused_functions import RemoveUnusedFunctions
+from .to_a_normal_form import ToANormalForm
+from .to_graph_normal_form import ToGraphNormalForm
+from .lambda_lift import LambdaLift
+from .eta_expand import EtaExpand
 
-__all__ = ["InferType", "infer_type", "ModulePass", "Pass", "PassInfo"]
+for _pass_class in (InferType, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
+                    Inline, RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, LambdaLift,
+                    EtaExpand):
+    register_pass(_pass_class.name, _pass_class)
+del _pass_class
+
+__all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "PassContext",
+           "PassInfo", "PrintIR", "Sequential", "build_config", "function_pass",
+           "module_pass", "get_pass", "register_pass", "DeadCodeElimination",
+           "EliminateCommonSubexpr", "FoldConstant", "Inline", "RemoveUnusedFunctions",
+           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand"]

@@ -6,23 +6,30 @@ import irlib
 import test_op_construct
 import test_op_indexing
 import test_op_layout_matmul
+import test_op_new_nn
+import test_op_new_tensor
 import test_op_nn_more
 import test_op_table
 import test_op_table_more
 
 # Ops that only appear inside gradients; they are checked through the gradients they serve.
 GRADIENT_HELPERS = {"nn.conv2d_backward_weight", "nn.max_pool2d_grad", "nn.avg_pool2d_grad"}
-# Ops without a gradient rule of their own (Relay has none either, or it needs gather_nd).
-NO_GRADIENT = GRADIENT_HELPERS | {"nn.conv2d_transpose", "scatter_nd"}
+# Ops without a gradient rule of their own (Relay v0.16 has none either): 3-D convolution and
+# pooling, adaptive pools, resampling, and ops with data-dependent or integer outputs.
+NO_GRADIENT = GRADIENT_HELPERS | {
+    "nn.conv2d_transpose", "nn.conv1d_transpose", "nn.conv3d", "nn.max_pool3d",
+    "nn.avg_pool3d", "nn.lp_pool3d", "image.resize2d", "image.grid_sample", "unique",
+    "argwhere"} | {f"nn.adaptive_{kind}_pool{n}d" for kind in ("max", "avg") for n in (1, 2, 3)}
 # Ops tested outside the tables (see the named tests).
 TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_reference
-                    "arange"}  # test_op_construct.test_arange
+                    "arange",  # test_op_construct.test_arange
+                    "argwhere"}  # test_op_new_tensor.test_argwhere_matches_onnx_nonzero
 
 
 def _table_names():
     names = set()
     for module in (test_op_table, test_op_table_more, test_op_indexing, test_op_construct,
-                   test_op_nn_more, test_op_layout_matmul):
+                   test_op_nn_more, test_op_layout_matmul, test_op_new_tensor, test_op_new_nn):
         names |= {record.name for record in module.RECORDS}
     return names
 
