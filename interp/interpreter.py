@@ -109,8 +109,8 @@ class Interpreter:
     def note_program(self, roots) -> None:
         """Find the nodes of ``roots`` reachable along more than one path (memoised per frame).
 
-        Called for the module's functions at construction; call it for any other expression
-        before evaluating it, or shared nodes are evaluated once per use.
+        Called for the module's functions at construction and by :meth:`evaluate`; call it
+        before :meth:`run` on any other expression, or shared nodes run once per use.
         """
         seen = set()
         stack = []
@@ -131,6 +131,7 @@ class Interpreter:
 
     def evaluate(self, expr, frame: dict | None = None):
         """The value of ``expr``, its free variables taken from ``frame`` (Var -> value)."""
+        self.note_program([expr])
         return self.run(expr, dict(frame or {}))
 
     def call_value(self, function_value, args: list):

@@ -1,9 +1,10 @@
 """The ``irlib`` command line.
 
-``irlib run [MODEL]`` is the main job: it builds a model, type-checks it, runs it on a seeded
-random input through the op reference implementations and prints the output summary and the
-latency. Until the model zoo and the graph executor land, MODEL is one of the built-in demo
-models (:data:`DEMO_MODELS`); later issues add zoo names, ``.rly`` and ``.onnx`` files.
+``irlib run [MODEL]`` is the main job: it builds a model (a zoo name, default ``resnet18``, or
+a ``.rly`` text file), optimizes and type-checks it, runs it on the given or a seeded random
+input, and prints the output summary (shape, dtype, top-5 for classifiers) and the latency
+(median of the repeats). Each stage — import, optimize, compile, run — is shown as it goes.
+Until the graph executor exists, both targets run on the reference interpreter.
 """
 
 from __future__ import annotations
@@ -12,67 +13,121 @@ import argparse
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
 
-def _mlp_demo(batch: int, seed: int):
-    """A 784-128-64-10 MLP with softmax, weights drawn from a seeded generator."""
-    import irlib
+class StageDisplay:
+    """Shows the build stages as they run: a live spinner on a terminal, plain lines else."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.console = None
+        if self.stream.isatty():
+            from rich.console import Console
+            self.console = Console(file=self.stream)
+
+    @contextmanager
+    def stage(self, name: str, detail: str = ""):
+        """Time one stage, showing it while it runs and its duration when done."""
+        started = time.perf_counter()
+        if self.console is not None:
+            with self.console.status(f"[bold]{name}[/bold] {detail}"):
+                yield
+        else:
+            yield
+        elapsed = 1000 * (time.perf_counter() - started)
+        line = f"  [{name:<8}] {detail + ' ' if detail else ''}{elapsed:.1f} ms"
+        print(line, file=self.stream, flush=True)
+
+
+def load_model(model: str, batch: int):
+    """``(mod, params)`` for a zoo name or a ``.rly`` file."""
+    if model.endswith(".rly"):
+        import irlib
+        with open(model, encoding="utf-8") as handle:
+            return irlib.parse(handle.read(), source_name=model), {}
+    from zoo import catalog
+    return catalog.workload(model, batch)
+
+
+def make_inputs(func, params: dict, given: dict, seed: int) -> dict:
+    """Values for the non-parameter inputs of ``func``: from ``given`` or seeded random."""
     rng = np.random.default_rng(seed)
-    data = irlib.var("data", shape=(batch, 784))
-    layer, params = data, {}
-    for index, (fan_in, units) in enumerate([(784, 128), (128, 64), (64, 10)], start=1):
-        weight = irlib.var(f"fc{index}_weight", shape=(units, fan_in))
-        bias = irlib.var(f"fc{index}_bias", shape=(units,))
-        bound = np.sqrt(6.0 / (fan_in + units))
-        params[weight] = rng.uniform(-bound, bound, (units, fan_in)).astype("float32")
-        params[bias] = np.zeros(units, "float32")
-        layer = irlib.nn.bias_add(irlib.nn.dense(layer, weight, units=units), bias)
-        layer = irlib.nn.relu(layer) if index < 3 else irlib.nn.softmax(layer)
-    inputs = {data: rng.standard_normal((batch, 784)).astype("float32")}
-    return irlib.Function([data] + list(params), layer), params, inputs
+    inputs = {}
+    for param in func.params:
+        name = param.name_hint
+        if name in params or name in inputs:
+            continue
+        if name in given:
+            inputs[name] = np.load(given[name])
+            continue
+        ty = param.checked_type
+        shape = tuple(int(d) for d in ty.shape)
+        if ty.dtype.startswith(("int", "uint")):
+            inputs[name] = rng.integers(0, 10, shape).astype(ty.dtype)
+        elif ty.dtype == "bool":
+            inputs[name] = rng.integers(0, 2, shape).astype(bool)
+        else:
+            inputs[name] = rng.standard_normal(shape).astype(ty.dtype)
+    unknown = set(given) - set(inputs)
+    if unknown:
+        raise SystemExit(f"irlib run: --input names {sorted(unknown)} are not inputs of the "
+                         f"model; inputs are {sorted(inputs)}")
+    return inputs
 
 
-DEMO_MODELS = {"mlp": _mlp_demo}
-"""Built-in models ``irlib run`` knows: name -> builder(batch, seed) -> (func, params, inputs)."""
-
-
-def _stage(name: str, started: float) -> float:
-    now = time.perf_counter()
-    print(f"  [{name:<8}] done in {1000 * (now - started):8.2f} ms", flush=True)
-    return now
+def summarize(output) -> list:
+    """Lines describing a model output (tensors, tuples of tensors)."""
+    if isinstance(output, (tuple, list)) or hasattr(output, "fields"):
+        lines = []
+        for index, item in enumerate(output):
+            lines += [f"[{index}] {line}" for line in summarize(item)]
+        return lines
+    array = np.asarray(output)
+    lines = [f"output: shape={tuple(array.shape)} dtype={array.dtype}"]
+    if array.ndim == 2 and array.shape[1] > 1:
+        top = np.argsort(-array[0])[:5]
+        lines.append("top-5 of sample 0: " + ", ".join(f"{i}:{array[0, i]:.4f}" for i in top))
+    elif array.size:
+        lines.append(f"mean={array.mean():.6g} min={array.min():.6g} max={array.max():.6g}")
+    return lines
 
 
 def run_command(args) -> int:
-    """Build, type-check and run a model; print its output summary and latency."""
+    """Build, optimize and run a model; print its output summary and latency."""
     import irlib
-    from irlib.testing.dataflow_eval import evaluate
+    import interp
 
-    if args.model not in DEMO_MODELS:
-        print(f"irlib run: unknown model {args.model!r}; available: {', '.join(DEMO_MODELS)}",
-              file=sys.stderr)
-        return 2
-    print(f"irlib run {args.model} (batch {args.batch}, target python)")
-    started = time.perf_counter()
-    func, params, inputs = DEMO_MODELS[args.model](args.batch, args.seed)
-    started = _stage("import", started)
-    typed = irlib.infer_type(func)
-    started = _stage("optimize", started)
-    env = dict(zip(func.params, [inputs.get(p, params.get(p)) for p in func.params]))
-    _stage("compile", started)
+    display = StageDisplay()
+    print(f"irlib run {args.model} (batch {args.batch}, target {args.target}, "
+          f"opt-level {args.opt_level})", flush=True)
+    given = dict(item.split("=", 1) for item in args.input)
+    try:
+        with display.stage("import"):
+            mod, params = load_model(args.model, args.batch)
+        with display.stage("optimize", "InferType"):
+            with irlib.transform.PassContext(opt_level=args.opt_level):
+                mod = irlib.transform.InferType()(mod)
+        with display.stage("compile", "reference interpreter"):
+            executor = interp.create_executor("debug", mod=mod, device=interp.cpu(0),
+                                              target=args.target)
+            func = executor.evaluate()
+            inputs = make_inputs(mod["main"], params, given, args.seed)
+    except irlib.IRError as error:
+        print(f"irlib run: {error}", file=sys.stderr)
+        return 1
     timings, output = [], None
-    for _ in range(max(args.repeat, 1)):
-        t0 = time.perf_counter()
-        output = evaluate(func.body, env)
-        timings.append(time.perf_counter() - t0)
-    print(f"  [{'run':<8}] {len(timings)} run(s)")
-    ret = typed.checked_type.ret_type
-    print(f"output: shape={tuple(output.shape)} dtype={output.dtype} (inferred type {ret})")
-    if output.ndim == 2:
-        top = np.argsort(-output[0])[:5]
-        print("top-5 of sample 0: " + ", ".join(f"{i}:{output[0, i]:.4f}" for i in top))
-    print(f"latency: median {1000 * statistics.median(timings):.3f} ms over {len(timings)} run(s)")
+    with display.stage("run", f"{args.repeat} repeat(s)"):
+        for _ in range(max(args.repeat, 1)):
+            started = time.perf_counter()
+            output = func(**inputs, **params)
+            timings.append(time.perf_counter() - started)
+    for line in summarize(output):
+        print(line)
+    print(f"latency: median {1000 * statistics.median(timings):.2f} ms over "
+          f"{len(timings)} run(s)")
     return 0
 
 
@@ -81,14 +136,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irlib", description="irlib: a readable deep-learning IR toolkit and runtime.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run = sub.add_parser("run", help="build and run a model (default: the mlp demo)")
-    run.add_argument("model", nargs="?", default="mlp",
-                     help=f"model to run: one of {', '.join(DEMO_MODELS)} (default mlp)")
+    run = sub.add_parser("run", help="build and run a model (default: resnet18)")
+    run.add_argument("model", nargs="?", default="resnet18",
+                     help="a zoo model name (see `irlib models`) or a .rly file "
+                          "(default resnet18)")
     run.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    run.add_argument("--target", choices=("python", "cpu"), default="python",
+                     help="where to run (default python: the numpy reference implementations)")
+    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                     help="an input value from a .npy file (repeatable); others are random")
+    run.add_argument("--opt-level", type=int, default=3, help="optimization level (default 3)")
     run.add_argument("--repeat", type=int, default=3, help="timed runs (default 3)")
-    run.add_argument("--seed", type=int, default=0, help="seed of weights and input")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     run.set_defaults(handler=run_command)
+    models = sub.add_parser("models", help="list the model names `irlib run` accepts")
+    models.set_defaults(handler=models_command)
     return parser
+
+
+def models_command(args) -> int:
+    """Print the zoo model names, one a line."""
+    from zoo import catalog
+    print("\n".join(catalog.names()))
+    return 0
 
 
 def main(argv=None) -> int:

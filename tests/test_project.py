@@ -36,15 +36,37 @@ def test_irlib_does_not_import_runtime_packages():
     assert out.stdout.strip() == "[]"
 
 
-def test_cli_help_and_run():
+def test_cli_help_lists_commands(capsys):
     from irlib.cli import main
     assert main([]) == 0
+    assert "run" in capsys.readouterr().out
+
+
+def test_irlib_run_end_to_end_in_a_subprocess(tmp_path):
+    import numpy as np
+    image = np.full((1, 1, 28, 28), 0.5, "float32")
+    np.save(tmp_path / "data.npy", image)
+    out = subprocess.run([sys.executable, "-m", "irlib", "run", "mlp", "--repeat", "2",
+                          "--input", f"data={tmp_path / 'data.npy'}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    for stage in ("import", "optimize", "compile", "run"):
+        assert f"[{stage:<8}]" in out.stdout
+    assert "output: shape=(1, 10) dtype=float32" in out.stdout
+    assert re.search(r"top-5 of sample 0: (\d+:[0-9.]+, ){4}\d+:[0-9.]+", out.stdout)
+    assert re.search(r"latency: median [0-9.]+ ms over 2 run\(s\)", out.stdout)
+
+
+def test_irlib_run_default_model_is_resnet18(capsys):
+    from irlib.cli import main
     assert main(["run", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "irlib run resnet18" in out and "output: shape=(1, 1000)" in out
 
 
 def test_cli_rejects_unknown_model(capsys):
     from irlib.cli import main
-    assert main(["run", "no_such_model"]) == 2
+    assert main(["run", "no_such_model"]) != 0
     assert "unknown model" in capsys.readouterr().err
 
 

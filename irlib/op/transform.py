@@ -289,7 +289,9 @@ def _concatenate_rel(arg_types, attrs):
                 raise TypeInferenceError(
                     f"concatenate: field {i} has shape {tensor.shape}, which differs from "
                     f"field 0's {first.shape} at dimension {dim_index} (axis is {axis})")
-        total = total + tensor.shape[axis]
+        size = tensor.shape[axis]
+        # NOTE: Any has no arithmetic; a concatenation with an Any-sized part is Any-sized.
+        total = Any if isinstance(total, AnyDim) or isinstance(size, AnyDim) else total + size
     shape = list(first.shape)
     shape[axis] = total
     return TensorType(shape, first.dtype)

@@ -17,6 +17,8 @@ from .to_a_normal_form import ToANormalForm
 from .to_graph_normal_form import ToGraphNormalForm
 from .lambda_lift import LambdaLift
 from .eta_expand import EtaExpand
+# NOTE: the function shadows its module's name on the package, as in Relay.
+from .gradient import gradient
 
 for _pass_class in (InferType, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
                     Inline, RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, LambdaLift,
@@ -28,4 +30,4 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
            "PassInfo", "PrintIR", "Sequential", "build_config", "function_pass",
            "module_pass", "get_pass", "register_pass", "DeadCodeElimination",
            "EliminateCommonSubexpr", "FoldConstant", "Inline", "RemoveUnusedFunctions",
-           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand"]
+           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient"]

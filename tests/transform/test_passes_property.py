@@ -109,3 +109,36 @@ def test_structural_passes_keep_control_flow_programs_well_typed(program):
         for _, func in out.items():
             check_well_formed(func)
         InferType()(out)
+
+
+def _interpret(mod, args):
+    from interp import create_executor
+    return create_executor("debug", mod=mod).evaluate()(*args)
+
+
+def _plain(value):
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+CONTROL_PASSES = {
+    "dce": DeadCodeElimination(), "dce_inline_once": DeadCodeElimination(inline_once=True),
+    "cse": EliminateCommonSubexpr(), "fold": FoldConstant(), "anf": ToANormalForm(),
+    "gnf": ToGraphNormalForm(), "inline": Inline(), "lambda_lift": LambdaLift(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTROL_PASSES))
+@settings(max_examples=examples(15), deadline=None)
+@given(program=irst.programs(max_steps=8), data=st.data())
+def test_pass_preserves_meaning_of_control_flow_programs(name, program, data):
+    """Programs with if, closures, higher-order functions, globals and recursion, run by
+    the reference interpreter before and after."""
+    pytest.importorskip("interp")
+    mod = InferType()(program.module())
+    out = CONTROL_PASSES[name](mod)
+    inputs = data.draw(program.inputs_strategy())
+    args = program.input_list(inputs)
+    expected = program.reference(inputs)
+    assert_same_value(_plain(_interpret(out, args)), expected)

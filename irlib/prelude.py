@@ -1,0 +1,259 @@
+"""The Prelude: Relay's standard list/option/tree library and the dynamic tensor arrays.
+
+``Prelude(mod)`` loads ``prelude.rly`` (written in the text format, next to this file) into
+``mod`` with :meth:`IRModule.import_from_std`, then the dynamic tensor-array ADTs and
+functions for nine dtypes, whose text is generated here (one template instead of nine
+hand-written copies). Loading twice into the same module is idempotent::
+
+    >>> p = Prelude()
+    >>> p.mod.get_type("List")[1].name_hint
+    'Cons'
+    >>> p.get_name("tensor_array_read", "float32")
+    'tensor_array_read_float32'
+
+Static tensor arrays (fixed shapes) are made on request by :class:`StaticTensorArrayOps`
+(see :mod:`irlib.prelude_static`). docs/prelude.md lists every definition with its type.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import UnknownNameError
+from .ir.module import IRModule
+
+STD_FILES = ("prelude.rly", "nat.rly", "gradient.rly", "core.rly")
+TENSOR_ARRAY_DTYPES = ("float32", "float16", "float64", "int32", "uint8", "int8", "int16",
+                       "uint16", "int64")
+# the import key of the generated dynamic tensor arrays (not a file)
+TENSOR_ARRAY_KEY = "tensor_array.rly"
+
+GLOBAL_FUNCTIONS = ("id", "compose", "flip", "hd", "tl", "nth", "update", "map", "foldl",
+                    "foldr", "foldr1", "concat", "filter", "zip", "rev", "map_accuml",
+                    "map_accumr", "unfoldl", "unfoldr", "sum", "length", "tmap", "size",
+                    "iterate")
+
+_MAX_RANK = 6
+
+
+def std_source(name: str) -> str:
+    """The text of std file ``name`` (or of the generated tensor arrays).
+
+    Raises:
+        UnknownNameError: if ``name`` is not a std file.
+    """
+    if name == TENSOR_ARRAY_KEY:
+        return dynamic_tensor_array_text(TENSOR_ARRAY_DTYPES)
+    if name not in STD_FILES:
+        raise UnknownNameError(f"no std file {name!r}; the std files are {list(STD_FILES)}")
+    return (Path(__file__).parent / name).read_text()
+
+
+def get_name(canonical: str, dtype: str) -> str:
+    """The name of a dynamic tensor-array definition for ``dtype``.
+
+    ``tensor_t`` gives ``tensor_{dtype}_t``; anything else ``{canonical}_{dtype}``.
+    """
+    if canonical == "tensor_t":
+        return f"tensor_{dtype}_t"
+    return f"{canonical}_{dtype}"
+
+
+class Prelude:
+    """The Prelude loaded into a module.
+
+    Args:
+        mod: the module to load into (a new one if None); kept as ``self.mod``.
+
+    Attributes:
+        mod: the module.
+        id, compose, ..., iterate: the GlobalVars of the Prelude's functions.
+        l, cons, nil, optional, some, none, tree, rose: legacy aliases of the List, Option
+            and Tree types (GlobalTypeVars) and their constructors.
+    """
+
+    def __init__(self, mod: IRModule | None = None):
+        if mod is None:
+            mod = IRModule()
+        self.mod = mod
+        mod.import_from_std("prelude.rly")
+        mod.import_from_std(TENSOR_ARRAY_KEY)
+        for name in GLOBAL_FUNCTIONS:
+            setattr(self, name, mod.get_global_var(name))
+        self.l, self.cons, self.nil = mod.get_type("List")
+        self.optional, self.some, self.none = mod.get_type("Option")
+        self.tree, self.rose = mod.get_type("Tree")
+
+    # -- dynamic tensor arrays --------------------------------------------------------------
+    @staticmethod
+    def get_name(canonical: str, dtype: str) -> str:
+        """The name of dynamic tensor-array definition ``canonical`` for ``dtype``."""
+        return get_name(canonical, dtype)
+
+    def get_global_var(self, canonical: str, dtype: str):
+        """The GlobalVar of tensor-array function ``canonical`` for ``dtype``."""
+        return self.mod.get_global_var(get_name(canonical, dtype))
+
+    def get_type(self, canonical: str, dtype: str):
+        """The GlobalTypeVar of tensor-array type ``canonical`` for ``dtype``."""
+        return self.mod.get_global_type_var(get_name(canonical, dtype))
+
+    def get_ctor(self, ty_name: str, canonical: str, dtype: str):
+        """The constructor ``get_name(canonical, dtype)`` of ADT ``ty_name``.
+
+        Raises:
+            UnknownNameError: if the type has no such constructor.
+        """
+        name = get_name(canonical, dtype)
+        for ctor in self.mod.get_type(ty_name)[1:]:
+            if ctor.name_hint == name:
+                return ctor
+        raise UnknownNameError(f"could not find {name}")
+
+    def get_tensor_ctor(self, canonical: str, dtype: str):
+        """The constructor ``canonical`` of the tensor ADT of ``dtype``."""
+        return self.get_ctor(get_name("tensor_t", dtype), canonical, dtype)
+
+    def get_var(self, canonical: str, dtype: str):
+        """Legacy: the GlobalVar of ``canonical`` for ``dtype`` (as :meth:`get_global_var`)."""
+        return self.get_global_var(canonical, dtype)
+
+    # -- static tensor arrays -------------------------------------------------------------------
+    @staticmethod
+    def get_name_static(canonical, dtype, shape, batch_dim=None, extra_shapes=None) -> str:
+        """The name of a static tensor-array definition (see :mod:`irlib.prelude_static`)."""
+        from .prelude_static import get_name_static
+        return get_name_static(canonical, dtype, shape, batch_dim, extra_shapes)
+
+    def get_global_var_static(self, canonical, dtype, shape, batch_dim=None):
+        """The GlobalVar of a static tensor-array function."""
+        return self.mod.get_global_var(self.get_name_static(canonical, dtype, shape, batch_dim))
+
+    def get_type_static(self, canonical, dtype, shape):
+        """The GlobalTypeVar of a static tensor-array type."""
+        return self.mod.get_global_type_var(self.get_name_static(canonical, dtype, shape))
+
+    def get_ctor_static(self, ty_name, name, dtype, shape):
+        """A constructor of the static tensor ADT ``ty_name`` for ``dtype`` and ``shape``.
+
+        Raises:
+            UnknownNameError: if there is none.
+        """
+        ty_full = self.get_name_static(ty_name, dtype, shape)
+        name_full = self.get_name_static(name, dtype, shape)
+        for ctor in self.mod.get_type(ty_full)[1:]:
+            if ctor.name_hint == name_full:
+                return ctor
+        raise UnknownNameError(f"could not find {name_full}")
+
+    def get_tensor_ctor_static(self, name, dtype, shape):
+        """Constructor ``name`` of the static tensor ADT of ``dtype`` and ``shape``."""
+        return self.get_ctor_static("tensor_t", name, dtype, shape)
+
+
+def _any_shape(rank: int) -> str:
+    if rank == 0:
+        return "()"
+    return "(" + ", ".join(["?"] * rank) + ")"
+
+
+def dynamic_tensor_array_text(dtypes) -> str:
+    """The text-format definitions of the dynamic tensor arrays of ``dtypes``."""
+    parts = ['#[version = "0.0.5"]']
+    for dtype in dtypes:
+        parts.append(_tensor_array_for(dtype))
+    return "\n".join(parts) + "\n"
+
+
+def _tensor_array_for(dtype: str) -> str:
+    def n(canonical: str) -> str:
+        return get_name(canonical, dtype)
+
+    t = n("tensor_t")
+    ta = f"List[{t}]"
+    lines = [f"type {t} {{", f"  {n('tensor_nil')},"]
+    for rank in range(_MAX_RANK + 1):
+        lines.append(f"  {n(f'tensor{rank}')}(Tensor[{_any_shape(rank)}, {dtype}]),")
+    lines.append("}")
+
+    take_clauses = "\n".join(
+        f"    {n(f'tensor{r}')}(%x) => {n(f'tensor{r}')}(take(%x, arange(%lower, %upper, 1, "
+        f"dtype=\"int32\"), axis=0)),"
+        for r in range(1, _MAX_RANK + 1))
+    lines.append(f"def @{n('tensor_take')}(%tensor: {t}, %lower: int32, %upper: int32) -> {t} "
+                 f"{{\n  match? (%tensor) {{\n{take_clauses}\n  }}\n}}")
+
+    expand_clauses = "\n".join(
+        f"    {n(f'tensor{r}')}(%x) => {n(f'tensor{r + 1}')}(expand_dims(%x, axis=0)),"
+        for r in range(_MAX_RANK))
+    lines.append(f"def @{n('tensor_expand_dims')}(%t: {t}) -> {t} {{\n  match? (%t) {{\n"
+                 f"{expand_clauses}\n  }}\n}}")
+
+    concat_clauses = "\n".join(
+        f"    {n(f'tensor{r}')}(%a) => {{ match? (%y) {{ {n(f'tensor{r}')}(%b) => "
+        f"{n(f'tensor{r}')}(concatenate((%a, %b), axis=0)), }} }},"
+        for r in range(1, 5))
+    lines.append(f"def @{n('tensor_concatenate')}(%x: {t}, %y: {t}) -> {t} {{\n"
+                 f"  match? (%x) {{\n{concat_clauses}\n  }}\n}}")
+
+    lines.append(f"""def @{n('tensor_array')}(%n: int32) -> {ta} {{
+  if (%n == 0) {{ Nil }} else {{ Cons({n('tensor_nil')}, @{n('tensor_array')}(%n - 1)) }}
+}}
+def @{n('tensor_array_read')}(%ta: {ta}, %i: int32) -> {t} {{
+  @nth(%ta, %i)
+}}
+def @{n('tensor_array_write')}(%ta: {ta}, %i: int32, %v: {t}) -> {ta} {{
+  @update(%ta, %i, %v)
+}}""")
+    for rank in range(1, _MAX_RANK + 1):
+        helper = n(f"tensor_array_unstack_tensor{rank}_helper")
+        tensor_type = f"Tensor[{_any_shape(rank)}, {dtype}]"
+        lines.append(f"""def @{helper}(%i: int32, %up: int32, %t: {tensor_type}) -> {ta} {{
+  if (%i < %up) {{
+    Cons({n(f'tensor{rank - 1}')}(take(%t, %i, axis=0)), @{helper}(%i + 1, %up, %t))
+  }} else {{
+    Nil
+  }}
+}}
+def @{n(f'tensor_array_unstack_tensor{rank}')}(%t: {tensor_type}) -> {ta} {{
+  @{helper}(0, take(shape_of(%t), 0), %t)
+}}""")
+    scatter_helper = n("tensor_array_scatter_helper")
+    split_helper = n("ta_split_helper")
+    lines.append(f"""def @{scatter_helper}(%ta: {ta}, %current: int32, %limit: int32,
+    %indices: Tensor[(?), int32], %values: {ta}) -> {ta} {{
+  if (%current == %limit) {{
+    %ta
+  }} else {{
+    let %ta1 = @update(%ta, take(%indices, %current), @nth(%values, %current));
+    @{scatter_helper}(%ta1, %current + 1, %limit, %indices, %values)
+  }}
+}}
+def @{n('tensor_array_scatter')}(%ta: {ta}, %indices: Tensor[(?), int32], %values: {ta}) -> {ta} {{
+  @{scatter_helper}(%ta, 0, take(shape_of(%indices), 0), %indices, %values)
+}}
+def @{split_helper}(%ta: {ta}, %value: {t}, %offset: int32, %current: int32, %limit: int32,
+    %lengths: Tensor[(?), int32]) -> {ta} {{
+  if (%current == %limit) {{
+    %ta
+  }} else {{
+    let %length = take(%lengths, %current);
+    let %ta1 = @update(%ta, %current, @{n('tensor_take')}(%value, %offset, %offset + %length));
+    @{split_helper}(%ta1, %value, %offset + %length, %current + 1, %limit, %lengths)
+  }}
+}}
+def @{n('tensor_array_split')}(%ta: {ta}, %value: {t}, %lengths: Tensor[(?), int32]) -> {ta} {{
+  @{split_helper}(%ta, %value, 0, 0, take(shape_of(%lengths), 0), %lengths)
+}}
+def @{n('tensor_array_concat')}(%ta: {ta}) -> {t} {{
+  match (%ta) {{
+    Nil => {n('tensor_nil')},
+    Cons(%h, Nil) => %h,
+    Cons(%h, %rest) => @{n('tensor_concatenate')}(%h, @{n('tensor_array_concat')}(%rest)),
+  }}
+}}
+def @{n('tensor_array_stack')}(%ta: {ta}) -> {t} {{
+  let %expanded = @map(@{n('tensor_expand_dims')}, %ta);
+  @foldl(@{n('tensor_concatenate')}, @hd(%expanded), @tl(%expanded))
+}}""")
+    return "\n".join(lines)
