@@ -123,9 +123,9 @@ which returns `(mod, params)`: the type-checked `IRModule` and a dict from param
 and moving means 0; gammas and moving variances 1; seed 0). Signatures, defaults and
 parameter names are those of Relay's `relay.testing`.
 
-Parameter types are derived when a model is built (`zoo.shapes`), because irlib's type
-relations do not assign types to unannotated arguments the way Relay's conv2d, dense,
-batch_norm and bias_add relations do.
+Weights are bare variables, as in the reference; type inference gives them their types from
+the data type and the attributes (like Relay's conv2d, dense, batch_norm and bias_add
+relations).
 
 The table below lists every model at its default size (batch 1; DenseNet's default batch is
 4). FLOPs count 2 x the multiply-adds of conv2d, conv2d_transpose and dense; other ops are not

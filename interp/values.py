@@ -191,6 +191,8 @@ def as_value(obj, dtype: str | None = None):
     if isinstance(obj, (bool, int, float, list, np.generic)):
         if dtype is not None:
             return NDArray(np.asarray(obj, dtype=dtype))
+        if kind is int and -2**31 <= obj < 2**31:
+            return NDArray(np.array(obj, dtype=np.int32))   # const's rule, without a node
         return NDArray(np.array(const(obj).data.numpy()))
     if isinstance(obj, (NDArray, ConstructorValue, Closure, RecClosure, RefValue)):
         return obj

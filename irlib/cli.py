@@ -151,7 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=run_command)
     models = sub.add_parser("models", help="list the model names `irlib run` accepts")
     models.set_defaults(handler=models_command)
+    ops = sub.add_parser("ops", help="list the registered operators with their pattern kinds")
+    ops.add_argument("--markdown", action="store_true",
+                     help="print the full operator reference (the content of docs/ops.md)")
+    ops.set_defaults(handler=ops_command)
     return parser
+
+
+def ops_command(args) -> int:
+    """Print the registered ops and pattern kinds, or with --markdown the docs/ops.md text."""
+    from .op import docgen
+    sys.stdout.write(docgen.ops_markdown() if args.markdown else docgen.ops_listing())
+    return 0
 
 
 def models_command(args) -> int:

@@ -7,10 +7,10 @@ Each model module has ``get_net(...)`` (the bare network Function, input var ``d
 the initializers. ``zoo`` imports only ``irlib``.
 """
 
-from . import init, layers, shapes
+from . import init, layers
 from .init import Constant, Initializer, Xavier, create_workload
 from . import dcgan, densenet, inception_v3, lstm, mlp, mobilenet, resnet, squeezenet, vgg
 
-__all__ = ["create_workload", "Initializer", "Xavier", "Constant", "init", "layers", "shapes",
+__all__ = ["create_workload", "Initializer", "Xavier", "Constant", "init", "layers",
            "mlp", "resnet", "dcgan", "mobilenet", "lstm", "inception_v3", "squeezenet", "vgg",
            "densenet"]

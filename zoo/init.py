@@ -13,8 +13,6 @@ import numpy as np
 import irlib
 from irlib.ir.types import TensorType
 
-from .shapes import annotate_parameters
-
 
 class Initializer:
     """Base class: dispatches on the parameter-name suffix; subclasses give weights a rule.
@@ -136,7 +134,7 @@ def create_workload(net, initializer=None, seed=0):
         TypeInferenceError: if ``net`` does not type-check.
         ValueError: if the initializer has no rule for a parameter name.
     """
-    mod = irlib.IRModule.from_expr(annotate_parameters(net))
+    mod = irlib.IRModule.from_expr(net)
     mod = irlib.transform.InferType()(mod)
     param_types = {param.name_hint: param.checked_type for param in mod["main"].params}
     np.random.seed(seed)

@@ -3,16 +3,14 @@
 Each helper takes the base name as the ``name=`` keyword and names its variables
 ``<name>_weight``, ``<name>_bias``, ``<name>_gamma``, ``<name>_beta``, ``<name>_moving_mean``
 and ``<name>_moving_var``, which is what :func:`zoo.create_workload`'s initializer keys on.
-The variables are created without types; :func:`zoo.shapes.annotate_parameters` derives them
-when the model is finished.
+The variables are created without types, as in the reference: type inference derives them
+from the data type and the attributes (the argument-type rules of ``irlib.op``).
 """
 
 from __future__ import annotations
 
 import irlib
 from irlib import nn
-
-from .shapes import annotate_parameters
 
 
 def _pop_name(kwargs: dict) -> str:
@@ -129,13 +127,13 @@ def conv_kernel_layout(data_layout, is_depthwise=False):
 
 
 def make_function(output):
-    """The network function over ``output``'s free variables, with weight types filled in.
+    """The network function over ``output``'s free variables.
 
     Args:
         output: the network's output expression.
 
     Returns:
-        ``Function(free_vars(output), output)`` with derivable weight types annotated.
+        ``Function(free_vars(output), output)``; weights stay unannotated (type inference
+        gives them their types).
     """
-    output = annotate_parameters(output)
     return irlib.Function(tuple(irlib.analysis.free_vars(output)), output)

@@ -86,7 +86,13 @@ def backprop(root, leaves, out_grad) -> list:
             previous = adjoints.get(arg)
             adjoints[arg] = arg_grad if previous is None else make_call("add",
                                                                         (previous, arg_grad))
-    return [adjoints.get(leaf, make_call("zeros_like", (leaf,))) for leaf in leaves]
+    result, seen = [], set()
+    for leaf in leaves:
+        # A leaf passed twice (``f(x, x)``) gets its whole adjoint once.
+        grad = None if leaf in seen else adjoints.get(leaf)
+        seen.add(leaf)
+        result.append(grad if grad is not None else make_call("zeros_like", (leaf,)))
+    return result
 
 
 def composite_grad(forward):

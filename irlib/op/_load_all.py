@@ -17,3 +17,4 @@ from . import nn_pool_nd  # noqa: F401
 from . import image  # noqa: F401
 from . import nn_space  # noqa: F401
 from . import annotation  # noqa: F401
+from . import arg_type_inference  # noqa: F401

@@ -187,8 +187,7 @@ def _pad_ref(data, pad_value, pad_width, pad_mode="constant"):
 @_PAD.def_grad
 def _pad_grad(call, out_grad):
     if call.attrs["pad_mode"] != "constant":
-        raise NotImplementedError("the gradient of nn.pad is implemented for constant "
-                                  "padding only")
+        return _pad_copy_grad(call, out_grad)
     widths = call.attrs["pad_width"]
     begin = [before for before, _ in widths]
     end = [-after if after else 2 ** 31 - 1 for _, after in widths]
@@ -196,6 +195,43 @@ def _pad_grad(call, out_grad):
     # The pad value appears everywhere outside the data: its adjoint is the rest of the sum.
     border = _tensor.subtract(_reduce.sum(out_grad), _reduce.sum(inner))
     return [inner, _tensor.cast_like(border, call.args[1])]
+
+
+def _pad_copy_forward(data, pad_value, pad_width, pad_mode):
+    """Edge/reflect padding as slices of the data concatenated onto it, axis by axis."""
+    from ._composite import arg_types
+    from ..ir.expr import Tuple
+    shape = list(arg_types([data], "nn.pad")[0].shape)
+    out = data
+    for axis, (before, after) in enumerate(pad_width):
+        size = shape[axis]
+        if not (before or after):
+            continue
+        if not isinstance(size, int):
+            raise NotImplementedError("the gradient of edge/reflect nn.pad needs static sizes")
+
+        def piece(start, stop, reverse_it):
+            part = strided_slice(out, [start], [stop], [1], axes=[axis])
+            return make_call("reverse", (part,), {"axis": axis}) if reverse_it else part
+
+        pieces = []
+        if before:
+            pieces.append(make_call("repeat", (piece(0, 1, False),),
+                                    {"repeats": before, "axis": axis})
+                          if pad_mode == "edge" else piece(1, before + 1, True))
+        pieces.append(out)
+        if after:
+            pieces.append(make_call("repeat", (piece(size - 1, size, False),),
+                                    {"repeats": after, "axis": axis})
+                          if pad_mode == "edge" else piece(size - 1 - after, size - 1, True))
+        out = make_call("concatenate", (Tuple(pieces),), {"axis": axis})
+        shape[axis] = size + before + after
+    return out
+
+
+def _pad_copy_grad(call, out_grad):
+    from ._composite import composite_grad
+    return composite_grad(_pad_copy_forward)(call, out_grad)
 
 
 def pad(data, pad_width, pad_value=0.0, pad_mode="constant"):

@@ -28,6 +28,16 @@ Contracts:
   arrays), a tuple of numpy arrays out. :func:`evaluate` checks the contract and converts
   numpy exceptions to :class:`~irlib.errors.OpImplError`.
 * ``grad(call, out_grad) -> list[Expr]``: one adjoint per argument (Relay's FPrimalGradient).
+* ``arg_types_rel(arg_types, attrs) -> list`` (optional, :meth:`OpDef.def_arg_types`):
+  called while some argument types are still unknown (passed as None; the known ones fully
+  resolved). Returns one entry per argument: a proposed :class:`~irlib.ir.types.Type` for an
+  unknown argument, or None (no proposal, e.g. the attrs or the data type it needs are
+  missing; entries for known arguments are ignored). The checker unifies each proposal with
+  the argument's type and then runs ``type_rel`` as usual; this is how Relay's relations
+  assign the type of an unannotated weight (``nn.conv2d``'s from ``channels`` and
+  ``kernel_size``). It may raise :class:`~irlib.errors.TypeInferenceError` like
+  ``type_rel``. ``arg_types_attrs`` names the attributes it needs, for the error message
+  when an argument stays unknown.
 """
 
 from __future__ import annotations
@@ -101,6 +111,8 @@ class OpDef:
         self.impl: Optional[Callable] = None
         self.grad: Optional[Callable] = None
         self.layout_rule: Optional[Callable] = None
+        self.arg_types_rel: Optional[Callable] = None
+        self.arg_types_attrs: tuple = ()
         self.extra: dict = {}
         self.op = Op(name)
 
@@ -124,6 +136,22 @@ class OpDef:
         """Register ``fn`` as the gradient rule; returns ``fn``."""
         self.grad = fn
         return fn
+
+    def def_arg_types(self, fn: Optional[Callable] = None, *, needs=()):
+        """Register ``fn`` as the argument-type hook (see the module docstring).
+
+        Usable as ``op_def.def_arg_types(fn)`` or as a decorator, with or without
+        ``needs=("channels", "kernel_size")``, the attributes the hook needs to propose a
+        type (named in the error when an argument type stays unknown).
+
+        Returns:
+            ``fn`` (or, without ``fn``, a decorator that registers and returns its argument).
+        """
+        def register(hook: Callable) -> Callable:
+            self.arg_types_rel = hook
+            self.arg_types_attrs = tuple(needs)
+            return hook
+        return register(fn) if fn is not None else register
 
     def def_layout(self, fn: Callable) -> Callable:
         """Register ``fn`` as the layout inference/alteration hook; returns ``fn``."""

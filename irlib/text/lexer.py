@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ParseError
 from ..ir.span import Span
+from .literals import format_float
 
 KEYWORDS = frozenset(["let", "fn", "def", "if", "else", "type", "match", "extern",
                       "free_var", "ref", "ref_read", "ref_write"])
@@ -47,6 +48,12 @@ _META_RE = re.compile(r"meta\[([A-Za-z_][A-Za-z0-9_.]*)\]\[([0-9]+)\]")
 _VERSION_RE = re.compile(r'#\[\s*version\s*=\s*"([^"\n]*)"\s*\]')
 _METADATA_RE = re.compile(r"#\[\s*metadata\s*\]")
 _SPACE_RE = re.compile(r"[ \t\n]+")
+_FAST_RE = re.compile(r"(?P<space>[ \t]+)|(?P<newline>\n)"
+                      r"|(?P<word>[A-Za-z_][A-Za-z0-9_/]*+)(?![\[?])"
+                      r"|(?P<punct>->|=>|==|!=|<=|>=|[()\[\]{},.;:=+*<>!?])"
+                      r"|(?P<local>%[A-Za-z_][A-Za-z0-9_/]*)|(?P<graph>%[0-9]+)"
+                      r"|(?P<global>@[A-Za-z_][A-Za-z0-9_/]*)")
+_SPECIAL_WORDS = frozenset(["True", "False", "_", "inff", "nanf", "meta"])
 
 _INT_RANGES = {"int16": (-2 ** 15, 2 ** 15 - 1), "int32": (-2 ** 31, 2 ** 31 - 1),
                "int64": (-2 ** 63, 2 ** 63 - 1)}
@@ -158,8 +165,39 @@ class _Lexer:
     def run(self) -> list:
         text = self.text
         size = len(text)
+        tokens = self.tokens
+        fast = _FAST_RE.match
         while self.pos < size:
             pos = self.pos
+            # NOTE: the common tokens go through one regex; the rest through the branches.
+            match = fast(text, pos)
+            if match is not None:
+                group = match.lastgroup
+                end = match.end()
+                self.pos = end
+                if group == "space":
+                    continue
+                if group == "newline":
+                    self.line += 1
+                    self.line_start = end
+                    continue
+                value = match.group()
+                if group == "word":
+                    if value in KEYWORDS or value in _SPECIAL_WORDS:
+                        self._word(pos)
+                        continue
+                    kind = "IDENT"
+                elif group == "punct":
+                    kind = value
+                elif group == "local":
+                    kind, value = "LOCAL", value[1:]
+                elif group == "graph":
+                    kind, value = "GRAPH", int(value[1:])
+                else:
+                    kind, value = "GLOBAL", value[1:]
+                col = pos - self.line_start + 1
+                tokens.append(Token(kind, value, self.line, col, self.line, col + end - pos))
+                continue
             char = text[pos]
             if char in " \t":
                 self.pos = _SPACE_RE.match(text, pos).end() if char != "\n" else pos + 1
@@ -329,7 +367,7 @@ class _Lexer:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 value = np.dtype(dtype).type(digits)
-            if not np.isfinite(value):
+            if not np.isfinite(value) or _beyond_max(value, digits):
                 raise self.error(f"float literal {digits}{suffix} is out of range for {dtype}",
                                  pos, match.end())
             self.add("FLOAT", (value, dtype, digits), pos, match.end())
@@ -341,6 +379,19 @@ class _Lexer:
             raise self.error(f"integer literal {digits}{suffix} is out of range for {dtype}",
                              pos, match.end())
         self.add("INT", (value, dtype, digits), pos, match.end())
+
+
+def _beyond_max(value, digits: str) -> bool:
+    """Whether a finite literal's decimal exceeds its dtype's largest value.
+
+    NOTE: the shortest spelling of the largest value (``3.4028235e+38f``, what the printer
+    writes) is slightly above it as a decimal and must stay valid; any other decimal beyond
+    the largest value (``65505f16``, which rounds down to 65504) is out of range, as in Relay.
+    """
+    largest = np.finfo(value.dtype).max
+    if abs(value) != largest or abs(float(digits)) <= float(largest):
+        return False
+    return float(format_float(value)) != float(digits)
 
 
 def _fits(value: int, dtype: str) -> bool:

@@ -8,6 +8,12 @@ common case: arguments are checked before their call) and otherwise queues it. A
 function has been walked, :meth:`Solver.solve` retries the queue, oldest first, until a
 round makes no progress; whatever is still pending then is reported as an error.
 
+An op with an argument-type hook (``arg_types_rel``, see
+:meth:`~irlib.op.registry.OpDef.def_arg_types`) does not wait for every argument: while some
+are unknown, the hook is asked for their types from the known ones and the attrs (Relay's
+relations assign the type of an unannotated ``nn.conv2d`` weight this way); its proposals are
+unified with the unknown arguments' types, and the relation then runs as usual.
+
 A constraint's ``try_solve(ctx)`` returns True once it is settled (solved, or failed with a
 report) and False while it must keep waiting. ``ctx`` is the checker: it offers ``unifier``
 and ``errors`` (an :class:`~irlib.typeinf.reports.ErrorCollector`).
@@ -41,20 +47,19 @@ class OpRelation:
     def try_solve(self, ctx) -> bool:
         """Run the relation if every argument type is known; see the module docstring."""
         unifier = ctx.unifier
-        resolved = []
-        for ty in self.arg_types:
-            if unifier.free_holes(ty):
+        unknown = [i for i, ty in enumerate(self.arg_types) if unifier.free_holes(ty)]
+        if unknown:
+            if self.op_def.arg_types_rel is None:
                 return False
-            resolved.append(unifier.resolve(ty))
+            settled = self._propose(ctx, unknown)
+            if settled or any(unifier.free_holes(self.arg_types[i]) for i in unknown):
+                return settled
+        resolved = [unifier.resolve(ty) for ty in self.arg_types]
         name = self.op_def.name
         try:
             result = self.op_def.type_rel(resolved, self.call.attrs)
-        except TypeInferenceError as error:
-            return self._fail(ctx, str(error))
-        except (TypeError, ValueError, IndexError, KeyError, AttributeError,
-                ArithmeticError) as error:
-            return self._fail(ctx, f"the type relation of {name} raised "
-                                   f"{type(error).__name__}: {error}")
+        except _RELATION_ERRORS as error:
+            return self._fail(ctx, _relation_message(error, f"the type relation of {name}"))
         if not isinstance(result, Type):
             return self._fail(ctx, f"the type relation of {name} returned {result!r}, "
                                    f"not a type")
@@ -65,6 +70,47 @@ class OpRelation:
                                       f"({error.detail})",
                            expected=unifier.resolve(self.out), actual=result)
         return True
+
+    def _propose(self, ctx, unknown: list) -> bool:
+        """Unify the hook's proposed types with the unknown arguments' types.
+
+        Returns:
+            True if the constraint failed (reported), False otherwise (whether or not the
+            hook could propose anything).
+        """
+        unifier = ctx.unifier
+        partial = [None if i in unknown else unifier.resolve(ty)
+                   for i, ty in enumerate(self.arg_types)]
+        name = self.op_def.name
+        try:
+            proposals = self.op_def.arg_types_rel(partial, self.call.attrs)
+        except _RELATION_ERRORS as error:
+            return self._fail(ctx, _relation_message(error, f"the argument-type rule of {name}"))
+        if proposals is None:
+            return False
+        if len(proposals) != len(self.arg_types):
+            return self._fail(ctx, f"the argument-type rule of {name} returned "
+                                   f"{len(proposals)} entries for {len(self.arg_types)} "
+                                   f"arguments")
+        for index in unknown:
+            proposal = proposals[index]
+            if proposal is None:
+                continue
+            if not isinstance(proposal, Type):
+                return self._fail(ctx, f"the argument-type rule of {name} returned "
+                                       f"{proposal!r} for argument {index}, not a type")
+            try:
+                unifier.unify(self.arg_types[index], proposal)
+            except UnificationError as error:
+                arg_name = self.op_def.arg_names[index]
+                ctx.errors.add(self.call.args[index],
+                               f"{name}: the attrs and the other arguments give {arg_name} "
+                               f"the type {proposal}, which does not fit this argument "
+                               f"({error.detail})",
+                               expected=proposal, actual=unifier.resolve(self.arg_types[index]))
+                _poison_if_hole(ctx, self.out)
+                return True
+        return False
 
     def _fail(self, ctx, message: str) -> bool:
         arg_text = ", ".join(str(ctx.unifier.resolve(t)) for t in self.arg_types)
@@ -79,9 +125,29 @@ class OpRelation:
             _poison_if_hole(ctx, self.out)  # so that users of this call stay quiet too
             return
         arg_text = ", ".join(str(ctx.unifier.resolve(t)) for t in self.arg_types)
-        ctx.errors.add(self.call, f"cannot infer type of call to {self.op_def.name}: argument "
-                                  f"types unknown ({arg_text}); annotate the arguments")
+        name = self.op_def.name
+        if self.op_def.arg_types_rel is None:
+            ctx.errors.add(self.call, f"cannot infer type of call to {name}: argument types "
+                                      f"unknown ({arg_text}); annotate the arguments")
+        else:
+            ctx.errors.add(self.call, self._derivation_hint(ctx, arg_text))
         _poison_if_hole(ctx, self.out)
+
+    def _derivation_hint(self, ctx, arg_text: str) -> str:
+        names = [n for n, t in zip(self.op_def.arg_names, self.arg_types)
+                 if ctx.unifier.free_holes(t)]
+        attrs = self.call.attrs
+        missing = [k for k in self.op_def.arg_types_attrs
+                   if attrs is None or attrs.get(k) is None]
+        which, pronoun = ("argument", "it") if len(names) == 1 else ("arguments", "them")
+        message = (f"cannot infer type of call to {self.op_def.name}: the type of {which} "
+                   f"{', '.join(names)} is unknown and cannot be derived from the other "
+                   f"arguments and the attrs (argument types: {arg_text}); annotate "
+                   f"{pronoun}")
+        if missing:
+            message += (f", or set the attribute(s) {', '.join(missing)} that "
+                        f"{self.op_def.name} needs to derive {pronoun}")
+        return message
 
 
 class Projection:
@@ -134,6 +200,16 @@ class Projection:
         ctx.errors.add(self.node, f"cannot infer the type of projection .{self.node.index}: "
                                   f"the type of the tuple is unknown; annotate it")
         _poison_if_hole(ctx, self.out)
+
+
+_RELATION_ERRORS = (TypeInferenceError, TypeError, ValueError, IndexError, KeyError,
+                    AttributeError, ArithmeticError)
+
+
+def _relation_message(error: Exception, what: str) -> str:
+    if isinstance(error, TypeInferenceError):
+        return str(error)
+    return f"{what} raised {type(error).__name__}: {error}"
 
 
 def _poison_if_hole(ctx, ty) -> None:

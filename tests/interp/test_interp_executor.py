@@ -115,3 +115,18 @@ def test_evaluate_closed_function_returns_callable():
 def test_unused_global_var_name_lookup():
     with pytest.raises(irlib.UnknownNameError):
         interp.create_executor().evaluate(GlobalVar("nope"))
+
+
+def test_binds_with_a_function_give_a_callable_closing_over_them():
+    k, x = var("k", shape=(3,)), var("x", shape=(3,))
+    f = interp.create_executor().evaluate(Function([x], irlib.multiply(x, k)), binds={k: B})
+    np.testing.assert_array_equal(f(A).numpy(), [5, 14, 27])
+
+
+def test_closures_inside_results_are_callable():
+    x, y = var("x", shape=(3,)), var("y", shape=(3,))
+    pair = irlib.Tuple([Function([y], irlib.add(x, y)), x])
+    result = interp.create_executor().evaluate(Function([x], pair))(A)
+    adder, same = result
+    np.testing.assert_array_equal(adder(B).numpy(), [6, 9, 12])
+    np.testing.assert_array_equal(same.numpy(), A)

@@ -65,25 +65,20 @@ SPECS["nn.conv2d_transpose"] = _conv(2, True)
 @spec("nn.conv2d_backward_weight")
 def _(draw):
     (data, weight), attrs = _conv(2)(draw)
+    data = np.ascontiguousarray(np.transpose(data, [attrs["data_layout"].index(c)
+                                                    for c in "NCHW"]))
+    weight = np.transpose(weight, [attrs["kernel_layout"].index(c) for c in "OIHW"])
     attrs.update(data_layout="NCHW", kernel_layout="OIHW")
-    data = np.ascontiguousarray(np.transpose(data, [attrs.get("data_layout", "NCHW").index(c)
-                                                    for c in "NCHW"])) if False else data
-    if _fix_layout(attrs, data) is not None:
-        data = _fix_layout(attrs, data)
-    weight_shape = _weight_oihw(weight, draw)
-    out = irlib.op.evaluate("nn.conv2d", [data, np.zeros(weight_shape, data.dtype)],
+    if data.shape[1] != weight.shape[1] * attrs["groups"] or weight.shape[0] % attrs["groups"]:
+        attrs["groups"] = 1
+        weight = arr(draw, (weight.shape[0], data.shape[1]) + weight.shape[2:], data.dtype.name)
+    weight = np.zeros((weight.shape[0], data.shape[1] // attrs["groups"], weight.shape[2],
+                       weight.shape[3]), data.dtype)
+    out = irlib.op.evaluate("nn.conv2d", [data, weight],
                             irlib.op.get_def("nn.conv2d").make_attrs(attrs))
     del attrs["data_layout"], attrs["kernel_layout"]
-    attrs["kernel_size"] = weight_shape[2:]
+    attrs["kernel_size"] = weight.shape[2:]
     return [arr(draw, out.shape, data.dtype.name), data], attrs
-
-
-def _fix_layout(attrs, data):
-    return None
-
-
-def _weight_oihw(weight, draw):
-    return weight.shape if weight.ndim == 4 else weight.shape
 
 
 def _pool(n, kind):

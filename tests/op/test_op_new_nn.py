@@ -475,3 +475,11 @@ def test_relation_errors_name_the_op_and_argument(build, needle):
     message = str(info.value)
     assert needle in message
     assert message.startswith(build().op.name + ":"), message
+
+
+@pytest.mark.parametrize("mode,widths", [
+    ("edge", ((1, 2), (0, 1))), ("reflect", ((2, 1), (1, 0))), ("reflect", ((0, 0), (2, 2))),
+])
+def test_pad_gradient_for_copy_modes(mode, widths):
+    check_gradient(lambda d, v: irlib.nn.pad(d, widths, v, pad_mode=mode),
+                   [f64(3, 4), f64()])

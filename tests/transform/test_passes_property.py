@@ -130,8 +130,8 @@ CONTROL_PASSES = {
 
 
 @pytest.mark.parametrize("name", sorted(CONTROL_PASSES))
-@settings(max_examples=examples(15), deadline=None)
-@given(program=irst.programs(max_steps=8), data=st.data())
+@settings(max_examples=examples(30), deadline=None)
+@given(program=irst.programs(max_steps=12), data=st.data())
 def test_pass_preserves_meaning_of_control_flow_programs(name, program, data):
     """Programs with if, closures, higher-order functions, globals and recursion, run by
     the reference interpreter before and after."""

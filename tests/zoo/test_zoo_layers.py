@@ -1,10 +1,10 @@
-"""zoo.layers helpers and zoo.shapes: the names they create and the types they derive."""
+"""zoo.layers helpers: the names they create, and the types inference gives their weights."""
 
 import pytest
 
 import irlib
+from irlib.transform import infer_type
 from zoo import layers
-from zoo.shapes import annotate_parameters, deduce_parameter_types
 
 
 def _free_names(expr):
@@ -55,7 +55,7 @@ def test_conv_kernel_layout_rejects_other_layouts():
         layers.conv_kernel_layout("NCDHW")
 
 
-def test_deduced_types_follow_layouts_groups_and_units():
+def test_inferred_weight_types_follow_layouts_groups_and_units():
     data = irlib.var("data", shape=(2, 8, 8, 6))  # NHWC, 6 channels
     conv = layers.conv2d(data, channels=4, kernel_size=(3, 1), data_layout="NHWC",
                          kernel_layout="HWIO", name="c")
@@ -65,21 +65,26 @@ def test_deduced_types_follow_layouts_groups_and_units():
                                      kernel_size=(4, 4), name="d")
     fc = layers.dense_add_bias(irlib.var("z", shape=(3, 7)), units=9, name="fc")
     bn = layers.batch_norm_infer(irlib.var("w", shape=(1, 5, 2, 2)), axis=1, name="bn")
-    found = {v.name_hint: tuple(t.shape) for v, t in
-             deduce_parameter_types(irlib.Tuple((conv, grouped, deconv, fc, bn))).items()}
+    typed = infer_type(layers.make_function(irlib.Tuple((conv, grouped, deconv, fc, bn))))
+    found = {p.name_hint: tuple(p.type_annotation.shape) for p in typed.params
+             if p.name_hint not in ("data", "x", "y", "z", "w")}
     assert found == {"c_weight": (3, 1, 6, 4), "g_weight": (4, 3, 3, 3),
                      "d_weight": (6, 4, 4, 4), "fc_weight": (9, 7), "fc_bias": (9,),
                      "bn_gamma": (5,), "bn_beta": (5,), "bn_moving_mean": (5,),
                      "bn_moving_var": (5,)}
 
 
-def test_annotation_flows_through_a_chain_and_keeps_names():
+def test_make_function_keeps_weights_bare_and_inference_types_a_chain():
     data = irlib.var("data", shape=(1, 3, 8, 8))
     net = layers.conv2d(data, channels=4, kernel_size=(3, 3), padding=(1, 1), name="a")
     net = irlib.nn.relu(layers.batch_norm_infer(net, name="bn"))
     net = layers.conv2d(net, channels=2, kernel_size=(1, 1), name="b")
     func = layers.make_function(net)
-    annotations = {p.name_hint: p.type_annotation for p in func.params}
+    assert [p.name_hint for p in func.params] == [
+        "data", "a_weight", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var",
+        "b_weight"]
+    assert all(p.type_annotation is None for p in func.params[1:])  # as in the reference
+    annotations = {p.name_hint: p.type_annotation for p in infer_type(func).params}
+    assert str(annotations["a_weight"]) == "Tensor[(4, 3, 3, 3), float32]"
     assert str(annotations["b_weight"]) == "Tensor[(2, 4, 1, 1), float32]"
     assert tuple(annotations["bn_moving_var"].shape) == (4,)
-    assert annotate_parameters(func) is func  # nothing left to fill in
