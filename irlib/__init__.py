@@ -26,5 +26,6 @@ from . import transform, analysis
 from .transform.infer_type import infer_type
 from .text.printer import astext, pretty_print
 from .text.parser import fromtext, parse, parse_expr
+from . import prelude  # noqa: F401  (irlib.prelude.Prelude)
 
 __version__ = "0.1.0"

@@ -1,8 +1,112 @@
-"""numba kernels for the hot ops (cpu/ and cuda/), registered against op names.
+"""Compiled kernels for the hot ops, found by op name: ``cpu/`` (numba) and ``cuda/`` (numba.cuda).
 
-Kernels arrive with the kernels issue; the interpreter falls back to the numpy reference
-implementations of ``irlib.op`` for every op without a kernel.
+A kernel has exactly the calling convention of the op's numpy reference implementation
+(``irlib.op.get_def(name).impl``): the op's inputs as positional numpy arrays, the call's
+attributes as keywords, and a tuple of numpy arrays back. So a kernel can be compared with
+``irlib.op.evaluate`` directly, and an executor can swap one in for the reference::
+
+    kernel = jitkernels.get_kernel("nn.conv2d", "cpu")
+    out, = kernel(data, weight, **dict(call.attrs))
+
+Kernels cover float32 and float64; for anything else (integer or float16 tensors, layouts a
+kernel has no code for) they call the reference implementation themselves, so a registered
+kernel always gives the reference's answer. :func:`get_kernel` returns None where an op has
+no kernel for the target, where numba is missing, and for ``"cuda"`` where neither a GPU nor
+the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) is present.
+
+Adding a kernel (see docs/kernels.md)::
+
+    @register_kernel("nn.relu", target="cpu")
+    def relu(data):
+        return (np.maximum(data, 0),)
+
+This package imports only ``irlib`` and numba, and numba only when a target's kernels are
+first requested.
 """
 
-KERNELS: dict = {}
-"""Op name -> kernel callable; empty until kernels are registered."""
+from __future__ import annotations
+
+import importlib
+from typing import Callable, Optional
+
+__all__ = ["register_kernel", "get_kernel", "list_kernels", "available_targets",
+           "TARGET_ALIASES"]
+
+TARGET_ALIASES = {"cpu": "cpu", "llvm": "cpu", "cuda": "cuda", "gpu": "cuda"}
+"""Target names accepted by the registry, mapped to the canonical ones."""
+
+_KERNELS: dict = {"cpu": {}, "cuda": {}}
+_LOADED: dict = {}      # target -> True once its modules were imported (or could not be)
+_MODULES = {"cpu": "jitkernels.cpu", "cuda": "jitkernels.cuda"}
+
+
+def _canonical_target(target: str) -> str:
+    try:
+        return TARGET_ALIASES[target]
+    except KeyError:
+        raise ValueError(f"unknown kernel target {target!r}; expected one of "
+                         f"{sorted(TARGET_ALIASES)}") from None
+
+
+def register_kernel(op_name: str, target: str = "cpu") -> Callable:
+    """Decorator registering a kernel for ``op_name`` on ``target``.
+
+    Args:
+        op_name: the op's registered name (``"nn.conv2d"``).
+        target: ``"cpu"`` or ``"cuda"`` (aliases ``"llvm"``, ``"gpu"``).
+
+    Returns:
+        A decorator that records the function and returns it unchanged. A later registration
+        for the same op and target replaces the earlier one.
+
+    Raises:
+        ValueError: for an unknown target.
+    """
+    target = _canonical_target(target)
+
+    def decorate(function: Callable) -> Callable:
+        _KERNELS[target][op_name] = function
+        return function
+    return decorate
+
+
+def _load(target: str) -> None:
+    if _LOADED.get(target):
+        return
+    _LOADED[target] = True
+    try:
+        module = importlib.import_module(_MODULES[target])
+    except ImportError:          # numba (or numba.cuda) missing: no kernels for this target
+        _KERNELS[target].clear()
+        return
+    if target == "cuda" and not module.available():
+        _KERNELS[target].clear()
+
+
+def get_kernel(op_name: str, target: str = "cpu") -> Optional[Callable]:
+    """The kernel registered for ``op_name`` on ``target``, or None.
+
+    The first call for a target imports its kernel modules (and numba).
+
+    Args:
+        op_name: the op name.
+        target: ``"cpu"``/``"llvm"`` or ``"cuda"``/``"gpu"``.
+
+    Raises:
+        ValueError: for an unknown target.
+    """
+    target = _canonical_target(target)
+    _load(target)
+    return _KERNELS[target].get(op_name)
+
+
+def list_kernels(target: str = "cpu") -> list:
+    """Sorted names of the ops that have a kernel on ``target``."""
+    target = _canonical_target(target)
+    _load(target)
+    return sorted(_KERNELS[target])
+
+
+def available_targets() -> list:
+    """The targets with at least one usable kernel in this process."""
+    return [t for t in ("cpu", "cuda") if list_kernels(t)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import UnknownNameError
 from ..ir import expr as E
-from ..ir.functor import post_order
+from ..ir.functor import children, post_order
 from ..ir.module import IRModule
 from ..typeinf.driver import strongly_connected_components
 
@@ -31,10 +31,12 @@ class CallGraph:
         self._refs: dict = {}      # gvar -> {callee gvar: occurrences}
         for gvar, func in mod.items():
             counts: dict = {}
+            # Count occurrences (edges), not nodes: one GlobalVar object is usually shared.
             for node in post_order(func):
-                if type(node) is E.GlobalVar and node.name_hint in self._by_name:
-                    target = self._by_name[node.name_hint]
-                    counts[target] = counts.get(target, 0) + 1
+                for child in children(node):
+                    if type(child) is E.GlobalVar and child.name_hint in self._by_name:
+                        target = self._by_name[child.name_hint]
+                        counts[target] = counts.get(target, 0) + 1
             self._refs[gvar] = counts
         self._callers: dict = {g: [] for g in self._refs}
         for caller, counts in self._refs.items():

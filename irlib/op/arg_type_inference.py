@@ -134,21 +134,21 @@ def _weight_rule(name: str, n: int, shape_fn):
 
 def _dense_rule(arg_types, attrs):
     data = _data_tensor(arg_types)
-    if data is None or attrs["units"] is None or data.ndim < 1:
+    if data is None or attrs["units"] is None:
         return [None, None]
+    if data.ndim < 1:
+        raise TypeInferenceError(f"nn.dense: data must have rank >= 1, got {data}")
     return [None, TensorType((attrs["units"], data.shape[-1]), data.dtype)]
 
 
 def _matmul_rule(arg_types, attrs):
     a = _data_tensor(arg_types)
-    if a is None or attrs["units"] is None or a.ndim < 1:
+    if a is None or attrs["units"] is None:
         return [None, None]
-    if attrs["transpose_a"]:
-        if a.ndim != 2:
-            return [None, None]  # the relation reports the rank
-        reduced = a.shape[0]
-    else:
-        reduced = a.shape[-1]
+    if a.ndim < 1 or (attrs["transpose_a"] and a.ndim != 2):
+        raise TypeInferenceError(f"nn.matmul: tensor_a must be at least 1-D (2-D when "
+                                 f"transpose_a), got {a}")
+    reduced = a.shape[0] if attrs["transpose_a"] else a.shape[-1]
     units = attrs["units"]
     shape = (units, reduced) if attrs["transpose_b"] else (reduced, units)
     return [None, TensorType(shape, a.dtype)]

@@ -20,7 +20,7 @@ from ..ir.expr import Constant, Tuple, TupleWrapper, const
 from ..ir.types import TensorType, TupleType, normalize_dtype
 from .registry import OpPattern, make_call, register_op
 from .transform import checked_type_for_grad
-from .type_relations import dims_differ, expect_tensor, normalize_axis
+from .type_relations import dim_mul, dims_differ, expect_tensor, normalize_axis
 
 __all__ = ["stack", "tile", "repeat", "broadcast_to", "full", "full_like", "zeros", "ones",
            "arange"]
@@ -86,7 +86,7 @@ def _tile_rel(arg_types, attrs):
     rank = max(data.ndim, len(reps))
     shape = (1,) * (rank - data.ndim) + data.shape
     reps = (1,) * (rank - len(reps)) + reps
-    return TensorType([d * r for d, r in zip(shape, reps)], data.dtype)
+    return TensorType([dim_mul(d, r) for d, r in zip(shape, reps)], data.dtype)
 
 
 _TILE = register_op("tile", ("data",), attrs=("relay.attrs.TileAttrs", [("reps", None)]),
@@ -134,7 +134,7 @@ def _repeat_rel(arg_types, attrs):
     if attrs["repeats"] < 1:
         raise TypeInferenceError(f"repeat: repeats must be positive, got {attrs['repeats']}")
     shape = list(data.shape)
-    shape[axis] = shape[axis] * attrs["repeats"]
+    shape[axis] = dim_mul(shape[axis], attrs["repeats"])
     return TensorType(shape, data.dtype)
 
 

@@ -17,9 +17,10 @@ import re
 import numpy as np
 
 from ..errors import TypeInferenceError
+from ..ir.dims import AnyDim
 from ..ir.types import TensorType
 from .registry import OpPattern, make_call, register_op
-from .type_relations import expect_tensor
+from .type_relations import dim_mul, expect_tensor
 
 __all__ = ["layout_transform"]
 
@@ -62,7 +63,7 @@ def _primal_sizes(shape, tokens) -> dict:
     sizes = {}
     for (letter, factor), dim in zip(tokens, shape):
         if factor is None:
-            sizes[letter] = dim * blocks.get(letter, 1)
+            sizes[letter] = dim_mul(dim, blocks.get(letter, 1))
     return sizes
 
 
@@ -94,7 +95,7 @@ def _layout_rel(arg_types, attrs):
         if isinstance(size, int) and size % block:
             raise TypeInferenceError(f"layout_transform: axis {letter} of size {size} does not "
                                      f"split into blocks of {block}")
-        shape.append(size // block)
+        shape.append(size if isinstance(size, AnyDim) else size // block)
     return TensorType(shape, data.dtype)
 
 

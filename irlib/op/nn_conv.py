@@ -302,6 +302,27 @@ _CONV2D_T = register_op("nn.conv2d_transpose", ("data", "weight"),
 _CONV2D_T.def_impl(_conv2d_transpose_ref)
 
 
+@_CONV2D_T.def_grad
+def _conv2d_transpose_grad(call, out_grad):
+    # The transposed convolution is the adjoint of conv2d(., weight) (weight read as OIHW):
+    # its data adjoint is that conv2d, its weight adjoint conv2d_backward_weight with the
+    # roles of data and output swapped.
+    data, weight = call.args
+    attrs = call.attrs
+    data_layout = attrs["data_layout"]
+    common = dict(strides=pair(attrs["strides"], "strides"), padding=padding4(attrs["padding"]),
+                  dilation=pair(attrs["dilation"], "dilation"), groups=attrs["groups"])
+    weight_iohw = _to_layout(weight, attrs["kernel_layout"], "IOHW")
+    grad_nchw = _to_layout(out_grad, attrs["out_layout"] or data_layout, "NCHW")
+    data_nchw = _to_layout(data, data_layout, "NCHW")
+    kernel = _permuted(checked_type_for_grad(weight, "nn.conv2d_transpose").shape,
+                       attrs["kernel_layout"], "IOHW")[2:]
+    data_grad = conv2d(grad_nchw, weight_iohw, **common)
+    weight_grad = conv2d_backward_weight(data_nchw, grad_nchw, kernel_size=kernel, **common)
+    return [_to_layout(data_grad, "NCHW", data_layout),
+            _to_layout(weight_grad, "IOHW", attrs["kernel_layout"])]
+
+
 def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
                      channels=None, kernel_size=None, data_layout="NCHW",
                      kernel_layout="IOHW", out_layout="", output_padding=(0, 0),

@@ -17,9 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
+from ..ir.expr import const
 from ..ir.types import TensorType, normalize_dtype
 from ._layouts import from_canonical, layout_positions, to_canonical
-from .nn_conv import conv2d_backward_weight, conv2d_transpose
+from .nn_conv import conv2d, conv2d_backward_weight, conv2d_transpose
+from ._composite import composite_grad
 from .registry import OpPattern, make_call, register_op
 from .transform import checked_type_for_grad
 from .type_relations import dims_differ, expect_tensor
@@ -236,6 +238,54 @@ def _conv1d_grad(call, out_grad):
             lower(weight_grad, "OIW", attrs["kernel_layout"])]
 
 
+@_CONV3D.def_grad
+def _conv3d_grad(call, out_grad):
+    return composite_grad(_conv3d_as_conv2d)(call, out_grad)
+
+
+def _conv3d_as_conv2d(data, weight, **attrs):
+    """conv3d as a sum over the kernel's depth taps of conv2ds over depth-strided slices
+    (the depth positions folded into the batch), for the gradient."""
+    data_type, weight_type = (checked_type_for_grad(data, "nn.conv3d"),
+                              checked_type_for_grad(weight, "nn.conv3d"))
+    x = _permute(data, attrs["data_layout"], "NCDHW")
+    w = _permute(weight, attrs["kernel_layout"], "OIDHW")
+    batch, _, depth = (data_type.shape[attrs["data_layout"].index(c)] for c in "NCD")
+    out_channels, _, kernel_depth = (weight_type.shape[attrs["kernel_layout"].index(c)]
+                                     for c in "OID")
+    if not all(isinstance(v, int) for v in (batch, depth, kernel_depth)):
+        raise NotImplementedError("the gradient of nn.conv3d needs static batch and depth")
+    strides = ntuple(attrs["strides"], 3, "strides")
+    dilation = ntuple(attrs["dilation"], 3, "dilation")
+    pads = padding_n(attrs["padding"], 3)
+    out_depth = conv_out_size(depth, kernel_depth, strides[0], dilation[0], pads[0], pads[3])
+    if pads[0] or pads[3]:
+        x = make_call("nn.pad", (x, make_call("cast_like", (const(0.0), x))),
+                      {"pad_width": ((0, 0), (0, 0), (pads[0], pads[3]), (0, 0), (0, 0)),
+                       "pad_mode": "constant"})
+    total = None
+    for tap in range(kernel_depth):
+        start = tap * dilation[0]
+        planes = _slice(x, 2, start, start + (out_depth - 1) * strides[0] + 1, strides[0])
+        planes = make_call("reshape", (make_call("transpose", (planes,),
+                                                 {"axes": (0, 2, 1, 3, 4)}),),
+                           {"newshape": (-3, -2), "allowzero": False})  # (N*OD, C, H, W)
+        kernel = make_call("squeeze", (_slice(w, 2, tap, tap + 1, 1),), {"axis": [2]})
+        out = conv2d(planes, kernel, strides=strides[1:], dilation=dilation[1:],
+                     padding=(pads[1], pads[2], pads[4], pads[5]), groups=attrs["groups"])
+        total = out if total is None else make_call("add", (total, out))
+    total = make_call("reshape", (total,), {"newshape": (-4, batch, out_depth, -2),
+                                            "allowzero": False})
+    total = make_call("transpose", (total,), {"axes": (0, 2, 1, 3, 4)})
+    return _permute(total, "NCDHW", attrs["out_layout"] or attrs["data_layout"])
+
+
+def _slice(expr, axis, begin, end, stride):
+    return make_call("strided_slice", (expr,), {"begin": [begin], "end": [end],
+                                                "strides": [stride], "axes": [axis],
+                                                "slice_mode": "end"})
+
+
 def _conv_builder(name: str, n: int, data_layout: str, kernel_layout: str):
     def builder(data, weight, strides=(1,) * n, padding=(0,) * n, dilation=(1,) * n, groups=1,
                 channels=None, kernel_size=None, data_layout=data_layout,
@@ -354,6 +404,28 @@ def _conv1d_transpose_ref(data, weight, **attrs):
                             ntuple(attrs["output_padding"], 1, "output_padding"))
     out = from_canonical(out, "NCW", attrs["out_layout"] or attrs["data_layout"])
     return (out.astype(_out_dtype(attrs, data), copy=False),)
+
+
+@_CONV1D_T.def_grad
+def _conv1d_transpose_grad(call, out_grad):
+    # Lift to conv2d_transpose over a unit height (whose gradient rule does the work).
+    attrs = call.attrs
+
+    def forward(data, weight, **_):
+        def lift(expr, source, canonical):
+            return make_call("expand_dims", (_permute(expr, source, canonical),),
+                             {"axis": 2, "num_newaxis": 1})
+        before, after = padding_n(attrs["padding"], 1)
+        lifted = conv2d_transpose(
+            lift(data, attrs["data_layout"], "NCW"), lift(weight, attrs["kernel_layout"], "IOW"),
+            strides=(1,) + ntuple(attrs["strides"], 1, "strides"),
+            padding=(0, before, 0, after), dilation=(1,) + ntuple(attrs["dilation"], 1,
+                                                                  "dilation"),
+            groups=attrs["groups"], kernel_layout="IOHW",
+            output_padding=(0,) + ntuple(attrs["output_padding"], 1, "output_padding"))
+        out = make_call("squeeze", (lifted,), {"axis": [2]})
+        return _permute(out, "NCW", attrs["out_layout"] or attrs["data_layout"])
+    return composite_grad(forward)(call, out_grad)
 
 
 def conv1d_transpose(data, weight, strides=(1,), padding=(0,), dilation=(1,), groups=1,

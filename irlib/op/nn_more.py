@@ -23,7 +23,8 @@ from . import tensor as _tensor
 from .indexing import strided_slice
 from .nn_basic import bias_add
 from .registry import OpPattern, make_call, register_op
-from .type_relations import expect_tensor, identity_rel, normalize_axis, shape_product
+from .type_relations import (dim_add, expect_tensor, identity_rel, normalize_axis,
+                             shape_product)
 
 __all__ = ["batch_flatten", "dropout", "dropout_raw", "log_softmax", "leaky_relu", "pad",
            "layer_norm"]
@@ -165,7 +166,7 @@ def _pad_rel(arg_types, attrs):
     if attrs["pad_mode"] not in _PAD_MODES:
         raise TypeInferenceError(f"nn.pad: pad_mode must be one of {sorted(_PAD_MODES)}, got "
                                  f"{attrs['pad_mode']!r}")
-    return TensorType([d + before + after for d, (before, after) in zip(data.shape, widths)],
+    return TensorType([dim_add(d, before, after) for d, (before, after) in zip(data.shape, widths)],
                       data.dtype)
 
 

@@ -19,7 +19,7 @@ from ..ir.dims import Any, AnyDim
 from ..ir.expr import Tuple, TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType
 from .registry import OpPattern, make_call, register_op
-from .type_relations import (dims_differ, expect_tensor, normalize_axes,
+from .type_relations import (dim_mul, dims_differ, expect_tensor, normalize_axes,
                              normalize_axis, shape_product)
 
 __all__ = ["reshape", "reshape_like", "transpose", "concatenate", "split",
@@ -80,7 +80,7 @@ def reshape_output_shape(in_shape, newshape, allowzero: bool = False) -> tuple:
             if source + 1 >= len(in_shape):
                 raise TypeInferenceError(f"reshape: code -3 at position {index} needs two "
                                          f"input dimensions (input shape {in_shape})")
-            out.append(in_shape[source] * in_shape[source + 1])
+            out.append(dim_mul(in_shape[source], in_shape[source + 1]))
             source += 2
         elif code == -4:
             if index + 2 >= len(codes):
@@ -364,7 +364,8 @@ def _split_rel(arg_types, attrs):
         edges = [0] + list(sections)
         if any(b < a for a, b in zip(edges, edges[1:])):
             raise TypeInferenceError(f"split: indices {sections} must be ascending")
-        sizes = [b - a for a, b in zip(edges, edges[1:])] + [size - edges[-1]]
+        last = Any if isinstance(size, AnyDim) else size - edges[-1]
+        sizes = [b - a for a, b in zip(edges, edges[1:])] + [last]
     for piece in sizes:
         shape = list(data.shape)
         shape[axis] = piece

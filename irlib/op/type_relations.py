@@ -15,7 +15,7 @@ from ..ir.types import TensorType, TupleType
 __all__ = ["expect_tensor", "identity_rel", "broadcast_shapes", "broadcast_rel",
            "broadcast_bool_rel", "normalize_axis", "normalize_axes", "reduce_axes",
            "reduce_rel", "static_int", "dims_equal", "dims_differ", "shape_product", "Any",
-           "TupleType"]
+           "TupleType", "dim_add", "dim_mul"]
 
 
 def expect_tensor(ty, what: str = "argument") -> TensorType:
@@ -45,6 +45,21 @@ def dims_equal(a, b) -> bool:
     if isinstance(a, AnyDim) or isinstance(b, AnyDim):
         return True
     return a == b
+
+
+def dim_add(*dims):
+    """Sum of dims (Any if any of them is Any)."""
+    if any(isinstance(d, AnyDim) for d in dims):
+        return Any
+    total = 0
+    for dim in dims:
+        total = dim + total
+    return total
+
+
+def dim_mul(*dims):
+    """Product of dims (Any if any of them is Any)."""
+    return shape_product(dims)
 
 
 def shape_product(dims):

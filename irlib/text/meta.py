@@ -12,7 +12,7 @@ form, NaN, ...) print as ``meta[relay.Constant][k]``; the table they index is wr
     }
 
 TVM writes this section in its object-graph serialization (SaveJSON), which irlib cannot
-reproduce; this format is irlib's own (see docs/text_format.md). The parser reuses
+reproduce; this format is irlib's own (see docs/text-format.md). The parser reuses
 :func:`load_metadata` / :func:`decode_constant`.
 """
 

@@ -1,4 +1,4 @@
-"""The text-format printer (Relay text format v0.0.5, as docs/text_format.md specifies).
+"""The text-format printer (Relay text format v0.0.5, as docs/text-format.md specifies).
 
 ``astext(x)`` gives the version header, the text of ``x`` and, when constants need it, the
 ``#[metadata]`` section; ``pretty_print(x)`` (what ``str(node)`` and ``str(module)`` use)

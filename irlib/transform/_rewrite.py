@@ -10,8 +10,6 @@ use of the variable in the body is then replaced by it (inlining without a secon
 
 from __future__ import annotations
 
-import itertools
-
 from ..ir import expr as E
 from ..ir.functor import children, node_kind, pattern_vars, post_order, rebuild
 from ..ir.module import IRModule
@@ -87,9 +85,6 @@ class LetMutator:
         return rebuilt if handler is None else handler(rebuilt, original)
 
     __call__ = visit
-
-
-_fresh_ids = itertools.count()
 
 
 def fresh_var(name: str, type_annotation=None) -> E.Var:

@@ -33,7 +33,6 @@ import warnings
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import free_vars, post_order
-from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
 from ..op import registry
 from ._rewrite import fresh_copy, substitute

@@ -86,6 +86,7 @@ class _Converter:
         self.branch_scopes: dict = {}
         self.memo: dict = {}
         self.hint: dict = {}
+        self.stack: list = []   # the explicit work stack of (step, node)
 
     def analyse(self, body, root: _Scope):
         self.scope_of[body] = root
@@ -140,8 +141,8 @@ class _Converter:
                 self.hint.pop(node.value, None)
                 self.scope_of[node].bindings.append((node.var, value_atom))
             # The let itself is transparent: its value is its body's.
-            self._stack_push(("let_done", node))
-            self._stack_push(("visit", node.body))
+            self.stack.append(("let_done", node))
+            self.stack.append(("visit", node.body))
             return
         if step == "let_done":
             memo[node] = memo[node.body]
@@ -165,14 +166,11 @@ class _Converter:
 def _to_anf_function(func: E.Function, counter) -> E.Function:
     if is_primitive(func):
         return func
-    converter = _Converter(counter)
-    stack: list = []
-    converter._stack_push = stack.append
-    body = _run(converter, func.body, stack)
-    return func.replace(body=body)
+    return func.replace(body=_run(_Converter(counter), func.body))
 
 
-def _run(converter, body, stack):
+def _run(converter, body):
+    stack = converter.stack
     root = _Scope(None)
     converter.analyse(body, root)
     memo = converter.memo
@@ -203,10 +201,7 @@ def to_a_normal_form(expr: E.Expr) -> E.Expr:
     counter = itertools.count()
     if isinstance(expr, E.Function):
         return _to_anf_function(expr, counter)
-    converter = _Converter(counter)
-    stack: list = []
-    converter._stack_push = stack.append
-    return _run(converter, expr, stack)
+    return _run(_Converter(counter), expr)
 
 
 @dataclass(frozen=True)

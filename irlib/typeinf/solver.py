@@ -45,11 +45,12 @@ class OpRelation:
         self.out = out
 
     def try_solve(self, ctx) -> bool:
-        """Run the relation if every argument type is known; see the module docstring."""
+        """Run the relation once every argument type is known, asking the op's argument-type
+        hook (if any) for the unknown ones first; see the module docstring."""
         unifier = ctx.unifier
         unknown = [i for i, ty in enumerate(self.arg_types) if unifier.free_holes(ty)]
         if unknown:
-            if self.op_def.arg_types_rel is None:
+            if self.op_def.arg_types_rel is None or self._any_poisoned(ctx, unknown):
                 return False
             settled = self._propose(ctx, unknown)
             if settled or any(unifier.free_holes(self.arg_types[i]) for i in unknown):
@@ -70,6 +71,12 @@ class OpRelation:
                                       f"({error.detail})",
                            expected=unifier.resolve(self.out), actual=result)
         return True
+
+    def _any_poisoned(self, ctx, indices: list) -> bool:
+        # An erroneous argument gets no proposal; report_pending then stays quiet about it.
+        unifier = ctx.unifier
+        return any(unifier.is_poisoned(hole) for i in indices
+                   for hole in unifier.free_holes(self.arg_types[i]))
 
     def _propose(self, ctx, unknown: list) -> bool:
         """Unify the hook's proposed types with the unknown arguments' types.

@@ -1,6 +1,6 @@
 """Printer: modules, ADTs, match, patterns, types and other standalone objects.
 
-Expected texts are written by hand from docs/text_format.md.
+Expected texts are written by hand from docs/text-format.md.
 """
 
 import pytest

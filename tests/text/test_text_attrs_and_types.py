@@ -1,6 +1,6 @@
 """Printer: call and function attributes, a small conv net, type-annotation comments.
 
-Expected texts are written by hand from docs/text_format.md.
+Expected texts are written by hand from docs/text-format.md.
 """
 
 import numpy as np

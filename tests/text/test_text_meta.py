@@ -22,7 +22,7 @@ def test_encode_matches_little_endian_bytes():
     entry = encode_constant(array)
     expected = base64.b64encode(struct.pack("<6f", 1, 2, 3, 4, 5, 6)).decode("ascii")
     assert entry == {"dtype": "float32", "shape": [2, 3], "data": expected}
-    # the example in docs/text_format.md
+    # the example in docs/text-format.md
     assert expected == "AACAPwAAAEAAAEBAAACAQAAAoEAAAMBA"
 
 

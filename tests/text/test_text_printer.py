@@ -1,6 +1,6 @@
 """Printer: graph form, scoping of bindings, names, free variables, expression forms.
 
-Every expected text here is written by hand from the conventions in docs/text_format.md.
+Every expected text here is written by hand from the conventions in docs/text-format.md.
 """
 
 import irlib

@@ -142,3 +142,16 @@ def test_pass_preserves_meaning_of_control_flow_programs(name, program, data):
     args = program.input_list(inputs)
     expected = program.reference(inputs)
     assert_same_value(_plain(_interpret(out, args)), expected)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(program=irst.programs(max_steps=10))
+def test_full_pipeline_in_verify_mode(program):
+    """Verify mode checks well-formedness and types after every pass of a pipeline."""
+    from irlib.transform import EtaExpand, PassContext
+    pipeline = Sequential([InferType(), FoldConstant(), EliminateCommonSubexpr(),
+                           ToANormalForm(), DeadCodeElimination(inline_once=True),
+                           ToGraphNormalForm(), Inline(), EtaExpand(expand_global_var=True),
+                           LambdaLift(), RemoveUnusedFunctions()])
+    with PassContext(opt_level=3, config={"irlib.verify": True}):
+        pipeline(program.module())

@@ -224,6 +224,21 @@ def test_a_proposal_that_does_not_fit_the_argument_is_reported():
            "Tensor[(2, 7), float32], which does not fit this argument" in message
 
 
+def test_an_erroneous_weight_expression_is_reported_once():
+    x = var("x", shape=(1, 3, 8, 8))
+    a, b = var("a", shape=(2,)), var("b", shape=(3,))
+    with pytest.raises(TypeInferenceError) as info:
+        infer_type(Function([x, a, b], nn.conv2d(x, irlib.add(a, b), channels=4,
+                                                 kernel_size=3)))
+    assert len(info.value.errors) == 1
+    assert "do not broadcast" in str(info.value)
+
+
+def test_matmul_rank_errors_come_from_the_rule():
+    message = _error(nn.matmul, (2, 3, 7), units=5, transpose_a=True)
+    assert "tensor_a must be at least 1-D (2-D when transpose_a)" in message
+
+
 def test_a_shared_weight_is_checked_against_its_second_use():
     x = var("x", shape=(1, 3, 8, 8))
     y = var("y", shape=(1, 6, 8, 8))

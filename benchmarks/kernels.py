@@ -1,0 +1,119 @@
+"""GFLOP/s of the CPU conv2d and dense kernels on ResNet-50 layer shapes (batch 1, float32),
+next to np.matmul's GFLOP/s on the same GEMM shapes, measured in the same run.
+
+Run: ``python benchmarks/kernels.py [--repeat 20] [--layout NCHW|NHWC|both]``
+
+For a convolution the matmul column times ``np.matmul`` on the convolution's own GEMM
+(``[O, C*KH*KW] @ [C*KH*KW, OH*OW]``), so the ratio is what im2col and the kernel's
+overheads cost; the last line is np.matmul's figure on 2048x2048 (the machine's peak).
+FLOPs count 2 per multiply-add. Each figure is the median of ``repeat`` timed calls after
+warm-up calls (which also compile or load the kernels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import jitkernels  # noqa: E402
+
+# (name, C, H=W, O, kernel, stride): the distinct conv layers of ResNet-50 at batch 1.
+RESNET50_CONVS = [
+    ("conv1 7x7/2", 3, 224, 64, 7, 2),
+    ("res2 1x1 64>64", 64, 56, 64, 1, 1),
+    ("res2 3x3 64", 64, 56, 64, 3, 1),
+    ("res2 1x1 64>256", 64, 56, 256, 1, 1),
+    ("res2 1x1 256>64", 256, 56, 64, 1, 1),
+    ("res3 3x3/2 128", 128, 56, 128, 3, 2),
+    ("res3 3x3 128", 128, 28, 128, 3, 1),
+    ("res3 1x1 128>512", 128, 28, 512, 1, 1),
+    ("res3 1x1 512>128", 512, 28, 128, 1, 1),
+    ("res4 3x3 256", 256, 14, 256, 3, 1),
+    ("res4 1x1 256>1024", 256, 14, 1024, 1, 1),
+    ("res4 1x1 1024>256", 1024, 14, 256, 1, 1),
+    ("res5 3x3 512", 512, 7, 512, 3, 1),
+    ("res5 1x1 512>2048", 512, 7, 2048, 1, 1),
+    ("res5 1x1 2048>512", 2048, 7, 512, 1, 1),
+]
+RESNET50_DENSE = [("fc 2048>1000", 1, 2048, 1000)]
+
+
+def median_seconds(function, repeat: int, warmup: int = 3) -> float:
+    """Median wall time of ``function()`` over ``repeat`` calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        function()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def conv_rows(repeat: int, layout: str):
+    """One row per ResNet-50 conv layer: (name, conv GFLOP/s, matmul GFLOP/s, ratio)."""
+    conv2d = jitkernels.get_kernel("nn.conv2d")
+    rng = np.random.default_rng(0)
+    for name, channels, size, out_channels, k, stride in RESNET50_CONVS:
+        pad = k // 2
+        out = (size + 2 * pad - k) // stride + 1
+        x = rng.standard_normal((1, channels, size, size), dtype=np.float32)
+        w = rng.standard_normal((out_channels, channels, k, k), dtype=np.float32)
+        attrs = dict(strides=(stride, stride), padding=(pad,) * 4, dilation=(1, 1), groups=1)
+        if layout == "NHWC":
+            x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+            w = np.ascontiguousarray(w.transpose(2, 3, 1, 0))
+            attrs.update(data_layout="NHWC", kernel_layout="HWIO")
+        flops = 2.0 * out_channels * channels * k * k * out * out
+        seconds = median_seconds(lambda: conv2d(x, w, **attrs), repeat)
+        a = rng.standard_normal((out_channels, channels * k * k), dtype=np.float32)
+        b = rng.standard_normal((channels * k * k, out * out), dtype=np.float32)
+        gemm = median_seconds(lambda: np.matmul(a, b), repeat)
+        yield name, flops / seconds / 1e9, flops / gemm / 1e9, seconds * 1e3
+
+
+def dense_rows(repeat: int):
+    """Rows for ResNet-50's dense layer."""
+    dense = jitkernels.get_kernel("nn.dense")
+    rng = np.random.default_rng(0)
+    for name, batch, features, units in RESNET50_DENSE:
+        x = rng.standard_normal((batch, features), dtype=np.float32)
+        w = rng.standard_normal((units, features), dtype=np.float32)
+        flops = 2.0 * batch * features * units
+        seconds = median_seconds(lambda: dense(x, w), repeat)
+        gemm = median_seconds(lambda: np.matmul(x, w.T), repeat)
+        yield name, flops / seconds / 1e9, flops / gemm / 1e9, seconds * 1e3
+
+
+def main(argv=None) -> int:
+    """Print the table; returns the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--layout", choices=("NCHW", "NHWC", "both"), default="NCHW")
+    args = parser.parse_args(argv)
+    layouts = ("NCHW", "NHWC") if args.layout == "both" else (args.layout,)
+    print(f"{'layer':<22} {'layout':<6} {'kernel GF/s':>11} {'matmul GF/s':>11} "
+          f"{'ratio':>6} {'ms':>8}")
+    conv_ratios = []
+    for layout in layouts:
+        for name, got, gemm, ms in conv_rows(args.repeat, layout):
+            conv_ratios.append(got / gemm)
+            print(f"{name:<22} {layout:<6} {got:11.1f} {gemm:11.1f} {got / gemm:6.0%} {ms:8.3f}")
+    for name, got, gemm, ms in dense_rows(args.repeat):
+        print(f"{name:<22} {'-':<6} {got:11.1f} {gemm:11.1f} {got / gemm:6.0%} {ms:8.3f}")
+    a = np.random.default_rng(1).standard_normal((2048, 2048), dtype=np.float32)
+    peak = 2.0 * 2048 ** 3 / median_seconds(lambda: np.matmul(a, a), max(3, args.repeat // 4))
+    print(f"np.matmul 2048x2048: {peak / 1e9:.1f} GFLOP/s; conv/matmul ratio: median "
+          f"{statistics.median(conv_ratios):.0%}, min {min(conv_ratios):.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

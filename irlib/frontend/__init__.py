@@ -1,0 +1,35 @@
+"""Model importers (Relax's ``relax.frontend``): ONNX today.
+
+``irlib.frontend.onnx.from_onnx`` imports an ONNX model; this package also defines the errors
+an importer raises:
+
+* :class:`OpNotImplemented` -- the model uses operators (or operator variants) the importer
+  cannot map; the message lists every such node at once;
+* :class:`ModelFormatError` -- the model is malformed (``onnx.checker``'s message and node);
+* :class:`ConversionError` -- a supported node failed to convert (bad shapes, types, ...).
+"""
+
+from ..errors import IRError, UnsupportedOpError
+
+
+class OpNotImplemented(UnsupportedOpError):
+    """An importer met operators it cannot map.
+
+    Attributes:
+        nodes: ``[(node_name, op_type, opset), ...]`` for every unsupported node.
+    """
+
+    def __init__(self, message: str, nodes=()):
+        super().__init__(message)
+        self.nodes = list(nodes)
+
+
+class ModelFormatError(IRError, ValueError):
+    """The model fails ``onnx.checker`` or is otherwise malformed."""
+
+
+class ConversionError(IRError):
+    """A node of a supported op type could not be converted (names the node)."""
+
+
+__all__ = ["OpNotImplemented", "ModelFormatError", "ConversionError"]

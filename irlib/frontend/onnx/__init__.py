@@ -1,0 +1,60 @@
+"""ONNX importer: ``from_onnx(model) -> (mod, params)`` (Relax's ``relax.frontend.onnx``).
+
+::
+
+    mod, params = irlib.frontend.onnx.from_onnx("model.onnx")
+    run = interp.create_executor("debug", mod=mod).evaluate()
+    out = run(x)
+
+See docs/onnx.md for the supported ops and what is left out.
+"""
+
+from __future__ import annotations
+
+from .. import ConversionError, ModelFormatError, OpNotImplemented
+
+__all__ = ["from_onnx", "OpNotImplemented", "ModelFormatError", "ConversionError"]
+
+
+def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
+              keep_params_in_input=False, sanitize_input_names=True):
+    """Convert an ONNX model into an ``IRModule`` whose ``main`` computes the graph.
+
+    Args:
+        model: an ``onnx.ModelProto`` or a path to a ``.onnx`` file (external data loads).
+        shape_dict: ``{input_name: shape}`` overriding the shapes the model declares; a dim
+            may be an int, a string (a named size variable) or None/-1 (unknown).
+        dtype_dict: the dtype (str) or ``{input_name: dtype}`` of inputs whose element type
+            the model leaves open.
+        opset: overrides the default-domain opset the model declares.
+        keep_params_in_input: False (default): initializers are folded into ``main`` as
+            constants. True: they become trailing parameters of ``main`` (bind them from
+            ``params``, e.g. ``create_executor(..., params=params)``).
+        sanitize_input_names: make input names valid identifiers (``input:0`` -> ``input_0``).
+
+    Returns:
+        ``(mod, params)``: the module (with ``main``; the Prelude's List/Option when the model
+        uses sequences or optionals) and ``{name: NDArray}`` of the initializers (keyed by the
+        parameter name of ``main`` when ``keep_params_in_input``).
+
+    Raises:
+        OpNotImplemented: listing every node whose op type has no converter (or the first
+            node using an unsupported variant of a supported op).
+        ModelFormatError: when the model cannot be loaded or fails ``onnx.checker``.
+        ConversionError: when a node fails to convert (names the node).
+    """
+    from . import importer, ops  # noqa: F401  (ops registers the converters)
+    proto = importer.load_model(model)
+    importer.check_model(proto)
+    versions = importer.opset_map(proto, opset)
+    missing = importer.find_unsupported(proto, versions)
+    if missing:
+        kinds = sorted({(op, dom) for _, op, dom, _ in missing})
+        listed = ", ".join(f"{dom + '.' if dom else ''}{op}" for op, dom in kinds)
+        nodes = "; ".join(f"{op} (node {name!r}, opset {ver})"
+                          for name, op, _, ver in missing)
+        raise OpNotImplemented(
+            f"{len(kinds)} ONNX op type(s) not supported: {listed}. Nodes: {nodes}",
+            [(name, op, ver) for name, op, _, ver in missing])
+    return importer.Importer(proto, shape_dict, dtype_dict, opset, keep_params_in_input,
+                             sanitize_input_names).run()

@@ -1,0 +1,10 @@
+"""Converter modules, one per op family; importing this package registers them all."""
+
+from . import elementwise  # noqa: F401
+from . import shape  # noqa: F401
+from . import indexing  # noqa: F401
+from . import reduce  # noqa: F401
+from . import nn  # noqa: F401
+from . import normalization  # noqa: F401
+from . import rnn  # noqa: F401
+from . import control  # noqa: F401

@@ -1,0 +1,44 @@
+"""Small helpers shared by the converter modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import OpNotImplemented
+
+
+def normalize_axis(axis: int, ndim: int) -> int:
+    """``axis`` (possibly negative) as an index into ``ndim`` dims."""
+    return axis + ndim if axis < 0 else axis
+
+
+def constant_ints(ctx, expr, what: str = "value"):
+    """The value of ``expr`` as a list of Python ints, or None when it is not a constant."""
+    if expr is None:
+        return None
+    value = ctx.const_value(expr)
+    if value is None:
+        return None
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def require_ints(ctx, expr, what: str):
+    """Like :func:`constant_ints` but raises when ``expr`` is only known at run time.
+
+    Raises:
+        OpNotImplemented: when ``expr`` is not an import-time constant.
+    """
+    values = constant_ints(ctx, expr, what)
+    if values is None:
+        raise OpNotImplemented(f"{what} must be known at import time")
+    return values
+
+
+def scalar(ctx, value, dtype: str):
+    """A 0-d constant of ``dtype``."""
+    return ctx.const(np.array(value, dtype=dtype))
+
+
+def unsupported(message: str):
+    """Raise :class:`OpNotImplemented` (for unsupported attribute values)."""
+    raise OpNotImplemented(message)

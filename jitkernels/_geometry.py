@@ -1,0 +1,128 @@
+"""Attribute normalisation and array reshaping shared by the cpu and cuda kernels (numpy only).
+
+The kernels work on a few canonical forms:
+
+* convolution and pooling: channels-first with three spatial axes, ``(N, C, D, H, W)``; a
+  1-D or 2-D op gets unit leading spatial axes (a free reshape);
+* reductions, softmax and the norms: ``(A, R, B)`` where ``R`` is the reduced (normalised)
+  extent, ``A`` the product of the axes before it and ``B`` of those after it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FLOAT_DTYPES = (np.dtype("float32"), np.dtype("float64"))
+
+SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def is_float(*arrays) -> bool:
+    """True when every array is float32, or every array is float64."""
+    dtypes = {np.asarray(a).dtype for a in arrays}
+    return len(dtypes) == 1 and dtypes.pop() in FLOAT_DTYPES
+
+
+def reference(op_name: str, inputs, attrs: dict) -> tuple:
+    """Run the op's numpy reference implementation (the kernels' fallback)."""
+    from irlib.op import get_def
+    return get_def(op_name).impl(*inputs, **attrs)
+
+
+def ntuple(value, n: int) -> tuple:
+    """An int or a 1/n-sequence as an n-tuple of ints."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    value = tuple(int(v) for v in value)
+    return value * n if len(value) == 1 else value
+
+
+def padding_pairs(padding, n: int) -> tuple:
+    """Relay padding (1, n or 2n ints) as ``(before, after)``, each an n-tuple."""
+    if isinstance(padding, (int, np.integer)):
+        padding = (int(padding),)
+    padding = tuple(int(p) for p in padding)
+    if len(padding) == 1:
+        padding = padding * (2 * n)
+    elif len(padding) == n:
+        padding = padding * 2
+    return padding[:n], padding[n:]
+
+
+def to3(values: tuple, fill: int) -> tuple:
+    """An n-tuple (n <= 3) left-padded with ``fill`` to length 3."""
+    return (fill,) * (3 - len(values)) + tuple(int(v) for v in values)
+
+
+def to_canonical(array: np.ndarray, layout: str, canonical: str) -> np.ndarray:
+    """``array`` (in ``layout``) with axes reordered to ``canonical``, C-contiguous."""
+    if layout != canonical:
+        array = np.transpose(array, [layout.index(letter) for letter in canonical])
+    return np.ascontiguousarray(array)
+
+
+def from_canonical(array: np.ndarray, canonical: str, layout: str) -> np.ndarray:
+    """``array`` (in ``canonical``) with axes reordered to ``layout``, C-contiguous."""
+    if layout == canonical:
+        return array
+    return np.ascontiguousarray(np.transpose(array, [canonical.index(c) for c in layout]))
+
+
+def as_ncdhw(array: np.ndarray) -> np.ndarray:
+    """A channels-first array with 1-3 spatial axes viewed as ``(N, C, D, H, W)``."""
+    return array.reshape(array.shape[:2] + (1,) * (5 - array.ndim) + array.shape[2:])
+
+
+def conv_out(size: int, kernel: int, stride: int, dilation: int, before: int,
+             after: int) -> int:
+    """Output length of a convolution window along one axis."""
+    return (size + before + after - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def pool_out(size, pool, stride, dilation, before, after, ceil_mode) -> int:
+    """Output length of a pooling window along one axis (Relay's ceil_mode rule)."""
+    extra = stride - 1 if ceil_mode else 0
+    return (size + before + after - dilation * (pool - 1) - 1 + extra) // stride + 1
+
+
+def normalize_axes(axes, ndim: int) -> tuple:
+    """Sorted, non-negative reduction axes (None: all); ``exclude`` is handled by callers."""
+    if axes is None:
+        return tuple(range(ndim))
+    if isinstance(axes, (int, np.integer)):
+        axes = (axes,)
+    return tuple(sorted({int(a) % ndim for a in axes}))
+
+
+def as_arb(data: np.ndarray, axes: tuple) -> np.ndarray:
+    """``data`` as a C-contiguous ``(A, R, B)`` array reducing ``axes`` into ``R``.
+
+    Contiguous axes (the common case: the last axis, the spatial axes, all axes) give a free
+    reshape; scattered axes are moved last by a transpose copy (then ``B == 1``).
+    """
+    shape = data.shape
+    if not axes:
+        return np.ascontiguousarray(data).reshape(-1, 1, 1)
+    first, last = axes[0], axes[-1]
+    if axes == tuple(range(first, last + 1)):
+        outer = int(np.prod(shape[:first], dtype=np.int64))
+        inner = int(np.prod(shape[last + 1:], dtype=np.int64))
+        return np.ascontiguousarray(data).reshape(outer, -1, inner) if data.size else \
+            data.reshape(outer, int(np.prod([shape[a] for a in axes])), inner)
+    kept = [a for a in range(data.ndim) if a not in axes]
+    moved = np.ascontiguousarray(np.transpose(data, kept + list(axes)))
+    reduced = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    return moved.reshape(-1, reduced, 1)
+
+
+def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    """The shape of a reduction's result."""
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def adaptive_bins(size: int, out: int) -> tuple:
+    """``(starts, ends)`` (int64 arrays) of ``out`` adaptive pooling bins over ``size``."""
+    index = np.arange(out, dtype=np.int64)
+    return (index * size) // out, -((-(index + 1) * size) // out)

@@ -1,0 +1,3 @@
+"""numba CPU kernels; importing this package registers them (and imports numba)."""
+
+from . import conv, gemm  # noqa: F401

@@ -1,0 +1,136 @@
+"""CPU kernels of ``nn.conv1d``, ``nn.conv2d``, ``nn.conv3d`` and ``nn.conv2d_transpose``.
+
+Each kernel picks one path (all in :mod:`jitkernels.cpu.conv_core`):
+
+* NHWC data with an HWIO kernel and one group (conv2d): channels-last im2col + GEMM against
+  the weight as stored (HWIO is already the ``[KH*KW*C, O]`` matrix); 1x1 is a plain GEMM;
+* a depthwise conv2d (one input channel per group): the direct ``prange`` kernel;
+* everything else in channels-first form ``(N, C, D, H, W)`` (other layouts are transposed
+  in and out): a 1x1/stride-1/unpadded convolution is a GEMM per group, any other one
+  im2col + GEMM per group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import register_kernel
+from .._geometry import (SPATIAL, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
+                         padding_pairs, reference, to3, to_canonical)
+from . import conv_core
+
+
+def _out_dtype(attrs, data):
+    return np.dtype(attrs.get("out_dtype") or data.dtype)
+
+
+def _conv_nd(op_name: str, n: int):
+    spatial = SPATIAL[n]
+    data_canon, kernel_canon = "NC" + spatial, "OI" + spatial
+
+    def kernel(data, weight, **attrs):
+        if not is_float(data, weight) or data.ndim != n + 2 or weight.ndim != n + 2:
+            return reference(op_name, (data, weight), attrs)
+        strides = ntuple(attrs.get("strides", 1), n)
+        dilation = ntuple(attrs.get("dilation", 1), n)
+        before, after = padding_pairs(attrs.get("padding", 0), n)
+        groups = int(attrs.get("groups", 1))
+        data_layout = attrs.get("data_layout") or data_canon
+        kernel_layout = attrs.get("kernel_layout") or kernel_canon
+        out_layout = attrs.get("out_layout") or data_layout
+        if (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"
+                and out_layout == "NHWC"):
+            out = _conv2d_nhwc(data, weight, strides, dilation, before, after)
+        else:
+            x = to_canonical(data, data_layout, data_canon)
+            w = to_canonical(weight, kernel_layout, kernel_canon)
+            if n == 2 and w.shape[1] == 1 and groups == x.shape[1] and groups > 1:
+                out = _depthwise(x, w, strides, dilation, before, after)
+            else:
+                out = _conv_channels_first(x, w, strides, dilation, before, after, groups)
+            out = from_canonical(out, data_canon, out_layout)
+        return (out.astype(_out_dtype(attrs, data), copy=False),)
+    kernel.__name__ = op_name.replace(".", "_")
+    kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
+    return kernel
+
+
+def _conv_channels_first(x, w, strides, dilation, before, after, groups):
+    """Convolution of canonical ``(N, C, *S)`` data with an ``(O, C/groups, *K)`` weight."""
+    n = x.ndim - 2
+    kernel = w.shape[2:]
+    out_size = tuple(conv_out(x.shape[2 + i], kernel[i], strides[i], dilation[i], before[i],
+                              after[i]) for i in range(n))
+    batch, out_channels = x.shape[0], w.shape[0]
+    positions = int(np.prod(out_size))
+    out = np.empty((batch, out_channels, positions), x.dtype)
+    pointwise = (all(k == 1 for k in kernel) and all(s == 1 for s in strides)
+                 and not any(before) and not any(after))
+    if pointwise:
+        conv_core.conv_pointwise(x.reshape(batch, x.shape[1], positions),
+                                 w.reshape(out_channels, -1), out, groups)
+    else:
+        x5 = as_ncdhw(x)
+        k3 = to3(kernel, 1)
+        cols = np.empty((x.shape[1] * int(np.prod(kernel)), positions), x.dtype)
+        conv_core.conv_ncdhw(x5, w.reshape(out_channels, -1), out, cols, k3,
+                             to3(strides, 1), to3(dilation, 1), to3(before, 0),
+                             to3(out_size, 1), groups)
+    return out.reshape((batch, out_channels) + out_size)
+
+
+def _depthwise(x, w, strides, dilation, before, after):
+    kh, kw = w.shape[2:]
+    oh = conv_out(x.shape[2], kh, strides[0], dilation[0], before[0], after[0])
+    ow = conv_out(x.shape[3], kw, strides[1], dilation[1], before[1], after[1])
+    out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    conv_core.depthwise_nchw(x, w.reshape(w.shape[0], kh, kw), out, strides, dilation, before)
+    return out
+
+
+def _conv2d_nhwc(data, weight, strides, dilation, before, after):
+    x = np.ascontiguousarray(data)
+    batch, height, width, channels = x.shape
+    kh, kw, _, out_channels = weight.shape
+    oh = conv_out(height, kh, strides[0], dilation[0], before[0], after[0])
+    ow = conv_out(width, kw, strides[1], dilation[1], before[1], after[1])
+    w = np.ascontiguousarray(weight).reshape(kh * kw * channels, out_channels)
+    out = np.empty((batch, oh * ow, out_channels), x.dtype)
+    if (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
+        conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels), w, out)
+    else:
+        cols = np.empty((oh * ow, kh * kw * channels), x.dtype)
+        conv_core.conv_nhwc(x, w, out, cols, (kh, kw), strides, dilation, before, (oh, ow))
+    return out.reshape(batch, oh, ow, out_channels)
+
+
+conv1d = register_kernel("nn.conv1d")(_conv_nd("nn.conv1d", 1))
+conv2d = register_kernel("nn.conv2d")(_conv_nd("nn.conv2d", 2))
+conv3d = register_kernel("nn.conv3d")(_conv_nd("nn.conv3d", 3))
+
+
+@register_kernel("nn.conv2d_transpose")
+def conv2d_transpose(data, weight, **attrs):
+    """``nn.conv2d_transpose`` on CPU: GEMM per image and group, then a col2im scatter-add."""
+    if not is_float(data, weight) or data.ndim != 4 or weight.ndim != 4:
+        return reference("nn.conv2d_transpose", (data, weight), attrs)
+    strides = ntuple(attrs.get("strides", 1), 2)
+    dilation = ntuple(attrs.get("dilation", 1), 2)
+    extra = ntuple(attrs.get("output_padding", 0), 2)
+    before, after = padding_pairs(attrs.get("padding", 0), 2)
+    groups = int(attrs.get("groups", 1))
+    data_layout = attrs.get("data_layout") or "NCHW"
+    x = to_canonical(data, data_layout, "NCHW")
+    w = to_canonical(weight, attrs.get("kernel_layout") or "IOHW", "IOHW")
+    batch, in_channels, height, width = x.shape
+    _, per_group_out, kh, kw = w.shape
+    oh, ow = ((x.shape[2 + i] - 1) * strides[i] - before[i] - after[i]
+              + dilation[i] * ((kh, kw)[i] - 1) + 1 + extra[i] for i in range(2))
+    wt = np.ascontiguousarray(
+        w.reshape(groups, in_channels // groups, per_group_out * kh * kw).transpose(0, 2, 1))
+    out = np.empty((batch, per_group_out * groups, oh, ow), x.dtype)
+    cols = np.empty((per_group_out * kh * kw, height * width), x.dtype)
+    conv_core.conv2d_transpose_nchw(x, wt, out, cols, (kh, kw), strides, dilation, before,
+                                    groups)
+    out = from_canonical(out, "NCHW", attrs.get("out_layout") or data_layout)
+    return (out.astype(_out_dtype(attrs, data), copy=False),)

@@ -1,0 +1,82 @@
+"""CPU kernels of ``nn.dense``, ``nn.matmul`` and ``nn.batch_matmul``: numba's ``np.dot``,
+which calls the same BLAS as numpy (and lets BLAS own the threads)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import register_kernel
+from .._geometry import is_float, reference
+
+
+@njit(cache=True)
+def dense_core(x, w, out):
+    """``out = x @ w.T`` for 2-D ``x (M, K)`` and ``w (U, K)``; ``out (M, U)``."""
+    np.dot(x, w.T, out)
+
+
+@njit(cache=True)
+def batch_matmul_nn(a, b, out):
+    """``out[i] = a[i or 0] @ b[i or 0]`` (a batch of 1 broadcasts)."""
+    for i in range(out.shape[0]):
+        np.dot(a[min(i, a.shape[0] - 1)], b[min(i, b.shape[0] - 1)], out[i])
+
+
+@njit(cache=True)
+def batch_matmul_nt(a, b, out):
+    """``out[i] = a[i or 0] @ b[i or 0].T`` (a batch of 1 broadcasts)."""
+    for i in range(out.shape[0]):
+        np.dot(a[min(i, a.shape[0] - 1)], b[min(i, b.shape[0] - 1)].T, out[i])
+
+
+def _out_dtype(out_dtype, like):
+    return np.dtype(out_dtype or like.dtype)
+
+
+@register_kernel("nn.dense")
+def dense(data, weight, units=None, out_dtype="", **_):
+    """``nn.dense`` on CPU: ``data @ weight.T`` over the last axis of ``data``."""
+    if not is_float(data, weight) or weight.ndim != 2 or data.ndim < 1:
+        return reference("nn.dense", (data, weight), dict(units=units, out_dtype=out_dtype))
+    x = np.ascontiguousarray(data).reshape(-1, data.shape[-1])
+    out = np.empty((x.shape[0], weight.shape[0]), data.dtype)
+    dense_core(x, np.ascontiguousarray(weight), out)
+    out = out.reshape(data.shape[:-1] + (weight.shape[0],))
+    return (out.astype(_out_dtype(out_dtype, data), copy=False),)
+
+
+@register_kernel("nn.matmul")
+def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False,
+           **_):
+    """``nn.matmul`` on CPU (2-D operands, optional transposes)."""
+    if not is_float(tensor_a, tensor_b) or tensor_a.ndim != 2 or tensor_b.ndim != 2:
+        return reference("nn.matmul", (tensor_a, tensor_b),
+                         dict(units=units, out_dtype=out_dtype, transpose_a=transpose_a,
+                              transpose_b=transpose_b))
+    a = np.ascontiguousarray(tensor_a.T if transpose_a else tensor_a)
+    b = np.ascontiguousarray(tensor_b)
+    out = np.empty((a.shape[0], b.shape[0] if transpose_b else b.shape[1]), a.dtype)
+    if transpose_b:
+        dense_core(a, b, out)
+    else:
+        batch_matmul_nn(a[None], b[None], out[None])
+    return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
+
+
+@register_kernel("nn.batch_matmul")
+def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True, **_):
+    """``nn.batch_matmul`` on CPU: one BLAS GEMM per batch entry (batch 1 broadcasts)."""
+    if (not is_float(tensor_a, tensor_b) or tensor_a.ndim != 3 or tensor_b.ndim != 3
+            or (tensor_a.shape[0] != tensor_b.shape[0] and 1 not in
+                (tensor_a.shape[0], tensor_b.shape[0]))):
+        return reference("nn.batch_matmul", (tensor_a, tensor_b),
+                         dict(out_dtype=out_dtype, transpose_a=transpose_a,
+                              transpose_b=transpose_b))
+    a = np.ascontiguousarray(np.swapaxes(tensor_a, 1, 2) if transpose_a else tensor_a)
+    b = np.ascontiguousarray(tensor_b)
+    batch = max(a.shape[0], b.shape[0])
+    cols = b.shape[1] if transpose_b else b.shape[2]
+    out = np.empty((batch, a.shape[1], cols), a.dtype)
+    (batch_matmul_nt if transpose_b else batch_matmul_nn)(a, b, out)
+    return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
