@@ -2,10 +2,12 @@
 
 * nat helpers: :func:`count`, :func:`make_nat_value`, :func:`make_nat_expr`
   (from :mod:`interp.nat`);
-* :func:`run_opt_pass`, :func:`run_infer_type`, :func:`rand`, :func:`count_ops`.
-
-Other helpers (``to_python``, ``check_grad``, ``create_workload``, ...) join as they are
-written.
+* :func:`run_opt_pass`, :func:`run_infer_type`, :func:`rand`, :func:`count_ops`;
+* :func:`check_grad` and :func:`gradient`;
+* the model zoo: :func:`create_workload` and the model modules (``interp.testing.resnet``,
+  ``mlp``, ``dcgan``, ``mobilenet``, ``lstm``, ``inception_v3``, ``squeezenet``, ``vgg``,
+  ``densenet``, ``layers``), as ``relay.testing.<model>``;
+* :func:`enabled_targets`.
 """
 
 from __future__ import annotations
@@ -19,11 +21,32 @@ from irlib.ir.functor import post_order
 from irlib.ir.module import IRModule
 from irlib.transform import InferType
 
+from irlib.transform import gradient
+from zoo import (create_workload, dcgan, densenet, inception_v3, layers, lstm, mlp, mobilenet,
+                 resnet, squeezenet, vgg)
+
 from . import nd
+from .check_grad import check_grad
 from .nat import count, make_nat_expr, make_nat_value
+from irlib.ndarray import cpu, cuda
 
 __all__ = ["count", "make_nat_value", "make_nat_expr", "run_opt_pass", "run_infer_type",
-           "rand", "count_ops"]
+           "rand", "count_ops", "check_grad", "gradient", "create_workload", "enabled_targets",
+           "mlp", "resnet", "dcgan", "mobilenet", "lstm", "inception_v3", "squeezenet", "vgg",
+           "densenet", "layers"]
+
+
+def enabled_targets() -> list:
+    """``(target, device)`` pairs this machine can run: always ``("cpu", cpu(0))``, plus
+    ``("cuda", cuda(0))`` when numba finds a CUDA GPU (``relay.testing.enabled_targets``)."""
+    targets = [("cpu", cpu(0))]
+    try:
+        from numba import cuda as numba_cuda
+        if numba_cuda.is_available():
+            targets.append(("cuda", cuda(0)))
+    except Exception:  # noqa: BLE001 - numba missing or CUDA driver unusable: CPU only
+        pass
+    return targets
 
 
 def run_opt_pass(expr, opt_pass, import_prelude: bool = False):

@@ -130,3 +130,12 @@ def test_closures_inside_results_are_callable():
     adder, same = result
     np.testing.assert_array_equal(adder(B).numpy(), [6, 9, 12])
     np.testing.assert_array_equal(same.numpy(), A)
+
+
+def test_interp_testing_facade_mirrors_relay_testing():
+    import interp.testing as testing
+    import zoo
+    assert testing.resnet is zoo.resnet and testing.create_workload is zoo.create_workload
+    assert callable(testing.check_grad) and callable(testing.gradient)
+    targets = testing.enabled_targets()
+    assert targets[0][0] == "cpu" and all(len(pair) == 2 for pair in targets)
