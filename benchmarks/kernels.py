@@ -45,16 +45,21 @@ RESNET50_CONVS = [
 RESNET50_DENSE = [("fc 2048>1000", 1, 2048, 1000)]
 
 
-def median_seconds(function, repeat: int, warmup: int = 3) -> float:
-    """Median wall time of ``function()`` over ``repeat`` calls after ``warmup`` calls."""
+def median_seconds(*functions, repeat: int, warmup: int = 3) -> list:
+    """Median wall time of each of ``functions`` over ``repeat`` calls after ``warmup`` calls.
+
+    The functions are timed in turn within each repeat, so a busy machine slows them alike.
+    """
     for _ in range(warmup):
-        function()
-    times = []
+        for function in functions:
+            function()
+    times = [[] for _ in functions]
     for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for function, samples in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            samples.append(time.perf_counter() - start)
+    return [statistics.median(samples) for samples in times]
 
 
 def conv_rows(repeat: int, layout: str):
@@ -72,10 +77,10 @@ def conv_rows(repeat: int, layout: str):
             w = np.ascontiguousarray(w.transpose(2, 3, 1, 0))
             attrs.update(data_layout="NHWC", kernel_layout="HWIO")
         flops = 2.0 * out_channels * channels * k * k * out * out
-        seconds = median_seconds(lambda: conv2d(x, w, **attrs), repeat)
         a = rng.standard_normal((out_channels, channels * k * k), dtype=np.float32)
         b = rng.standard_normal((channels * k * k, out * out), dtype=np.float32)
-        gemm = median_seconds(lambda: np.matmul(a, b), repeat)
+        seconds, gemm = median_seconds(lambda: conv2d(x, w, **attrs), lambda: np.matmul(a, b),
+                                       repeat=repeat)
         yield name, flops / seconds / 1e9, flops / gemm / 1e9, seconds * 1e3
 
 
@@ -87,8 +92,8 @@ def dense_rows(repeat: int):
         x = rng.standard_normal((batch, features), dtype=np.float32)
         w = rng.standard_normal((units, features), dtype=np.float32)
         flops = 2.0 * batch * features * units
-        seconds = median_seconds(lambda: dense(x, w), repeat)
-        gemm = median_seconds(lambda: np.matmul(x, w.T), repeat)
+        seconds, gemm = median_seconds(lambda: dense(x, w), lambda: np.matmul(x, w.T),
+                                       repeat=repeat)
         yield name, flops / seconds / 1e9, flops / gemm / 1e9, seconds * 1e3
 
 
@@ -109,7 +114,8 @@ def main(argv=None) -> int:
     for name, got, gemm, ms in dense_rows(args.repeat):
         print(f"{name:<22} {'-':<6} {got:11.1f} {gemm:11.1f} {got / gemm:6.0%} {ms:8.3f}")
     a = np.random.default_rng(1).standard_normal((2048, 2048), dtype=np.float32)
-    peak = 2.0 * 2048 ** 3 / median_seconds(lambda: np.matmul(a, a), max(3, args.repeat // 4))
+    peak = 2.0 * 2048 ** 3 / median_seconds(lambda: np.matmul(a, a),
+                                             repeat=max(3, args.repeat // 4))[0]
     print(f"np.matmul 2048x2048: {peak / 1e9:.1f} GFLOP/s; conv/matmul ratio: median "
           f"{statistics.median(conv_ratios):.0%}, min {min(conv_ratios):.0%}")
     return 0

@@ -15,5 +15,6 @@ from irlib.ndarray import Device, NDArray, cpu, cuda  # noqa: F401
 from . import nat, nd, testing, values  # noqa: F401
 from .executor import BoundFunction, Executor, create_executor  # noqa: F401
 from .interpreter import Interpreter  # noqa: F401
+from .to_python import run_as_python, to_python  # noqa: F401
 from .values import (Closure, ConstructorValue, RecClosure, RefValue, TupleValue,  # noqa: F401
                      as_value, format_value)

@@ -25,12 +25,16 @@ class Namespace:
             | set(dir(builtins))
         self._counts: dict = {}
         self._by_object: dict = {}
+        self._bases: dict = {}
 
     def fresh(self, hint: str) -> str:
         """A new identifier based on ``hint``."""
-        base = re.sub(r"\W", "_", hint or "v")
-        if not base or base[0].isdigit():
-            base = "v_" + base
+        base = self._bases.get(hint)
+        if base is None:
+            base = re.sub(r"\W", "_", hint or "v")
+            if not base or base[0].isdigit():
+                base = "v_" + base
+            self._bases[hint] = base
         if base not in self._used:
             self._used.add(base)
             return base

@@ -17,9 +17,9 @@ Registered: ``tensor_t`` (the ADT), ``tensor_get_data``, ``tensor_array``,
 
 from __future__ import annotations
 
-from .ir.dims import Any, AnyDim, normalize_dim
+from string import Template
 
-_ADT_NAMES = ("tensor_t",)
+from .ir.dims import Any, AnyDim, normalize_dim
 
 
 def _shape_str(shape) -> str:
@@ -94,106 +94,105 @@ class StaticTensorArrayOps:
     def register(self) -> None:
         """Define the ADT and the functions listed in the module docstring (once)."""
         mod = self.prelude.mod
-        chunks: list = []
-        defined: set = set()
         shape, dtype = self.shape, self.dtype
-
-        def name_for(canonical, for_shape=shape):
-            return get_name_static(canonical, dtype, for_shape, self.batch_dim)
-
-        def have(name: str) -> bool:
-            return name in defined or name in mod
-
-        def add(name: str, text: str) -> None:
-            if not have(name):
-                defined.add(name)
-                chunks.append(text)
-
-        def adt(for_shape) -> str:
-            type_name = name_for("tensor_t", for_shape)
-            add(type_name, f"type {type_name} {{\n  {name_for('tensor_nil', for_shape)},\n"
-                           f"  {name_for('tensor_constructor', for_shape)}"
-                           f"({_type_text(for_shape, dtype)}),\n}}")
-            return type_name
-
-        t = adt(shape)
-        ta = f"List[{t}]"
-        ctor = name_for("tensor_constructor")
-        add(name_for("tensor_get_data"), f"""def @{name_for('tensor_get_data')}(%t: {t}) -> {_type_text(shape, dtype)} {{
-  match? (%t) {{ {ctor}(%x) => %x, }}
-}}""")
-        add(name_for("tensor_array"), f"""def @{name_for('tensor_array')}(%n: int32) -> {ta} {{
-  if (%n == 0) {{ Nil }} else {{ Cons({name_for('tensor_nil')}, @{name_for('tensor_array')}(%n - 1)) }}
-}}""")
-        add(name_for("tensor_array_read"),
-            f"def @{name_for('tensor_array_read')}(%ta: {ta}, %i: int32) -> {t} "
-            f"{{ @nth(%ta, %i) }}")
-        add(name_for("tensor_array_write"),
-            f"def @{name_for('tensor_array_write')}(%ta: {ta}, %i: int32, %v: {t}) -> {ta} "
-            f"{{ @update(%ta, %i, %v) }}")
         lead = 1 if self.batch_dim == 1 else Any
-        expanded_shape = (lead,) + shape
-        expanded = adt(expanded_shape)
-        add(name_for("tensor_expand_dims"), f"""def @{name_for('tensor_expand_dims')}(%t: {t}) -> {expanded} {{
-  match? (%t) {{ {ctor}(%x) => {name_for('tensor_constructor', expanded_shape)}(expand_dims(%x, axis=0)), }}
-}}""")
-        stacked_shape = (Any,) + shape
-        stacked = adt(stacked_shape)
-        stacked_tensor = _type_text(stacked_shape, dtype)
-        add(name_for("tensor_array_stack"), f"""def @{name_for('tensor_array_stack')}(%ta: {ta}) -> {stacked} {{
-  let %data = fn (%e: {expanded}) -> {stacked_tensor} {{
-    match? (%e) {{ {name_for('tensor_constructor', expanded_shape)}(%x) => %x, }}
-  }};
-  let %join = fn (%a: {stacked_tensor}, %b: {stacked_tensor}) -> {stacked_tensor} {{
-    concatenate((%a, %b), axis=0)
-  }};
-  let %parts = @map(%data, @map(@{name_for('tensor_expand_dims')}, %ta));
-  {name_for('tensor_constructor', stacked_shape)}(@foldl(%join, @hd(%parts), @tl(%parts)))
-}}""")
+        shapes = {"": shape, "grown_": (Any,) + shape, "lead_": (lead,) + shape}
         if shape:
-            self._register_ranked(add, adt, name_for, t, ta, ctor)
+            shapes.update({"rest_": (Any,) + shape[1:], "elem_": shape[1:]})
+        names = {}
+        for prefix, for_shape in shapes.items():
+            names[prefix + "t"] = self._name("tensor_t", for_shape)
+            names[prefix + "nil"] = self._name("tensor_nil", for_shape)
+            names[prefix + "ctor"] = self._name("tensor_constructor", for_shape)
+            names[prefix + "data"] = _type_text(for_shape, dtype)
+        names["ta"] = f"List[{names['t']}]"
+        chunks, defined = [], set()
+        for prefix in shapes:
+            type_name = names[prefix + "t"]
+            if type_name not in defined and type_name not in mod:
+                defined.add(type_name)
+                fields = {key: names[prefix + key] for key in ("t", "nil", "ctor", "data")}
+                chunks.append(_ADT.substitute(fields))
+        templates = dict(_FUNCTIONS)
+        if shape:
+            templates.update(_RANKED_FUNCTIONS)
+        for canonical in templates:
+            names[canonical] = self.get_name(canonical)
+        for canonical, template in templates.items():
+            if names[canonical] not in mod:
+                chunks.append(template.substitute(names))
         if chunks:
             from .text.parser import parse
             text = '#[version = "0.0.5"]\n' + "\n".join(chunks) + "\n"
-            merged = parse(text, source_name=f"static_tensor_array_{self.get_name('ops')}",
-                           init_module=mod)
-            mod.update(merged)
+            source_name = f"static_tensor_array_{self.get_name('ops')}"
+            mod.update(parse(text, source_name=source_name, init_module=mod))
 
-    def _register_ranked(self, add, adt, name_for, t, ta, ctor) -> None:
-        shape, dtype = self.shape, self.dtype
-        rest_shape = (Any,) + shape[1:]
-        rest = adt(rest_shape)
-        rest_ctor = name_for("tensor_constructor", rest_shape)
-        add(name_for("tensor_take"), f"""def @{name_for('tensor_take')}(%t: {t}, %lower: int32, %upper: int32) -> {rest} {{
-  match? (%t) {{
-    {ctor}(%x) => {rest_ctor}(take(%x, arange(%lower, %upper, 1, dtype="int32"), axis=0)),
-  }}
-}}""")
-        add(name_for("tensor_concatenate"), f"""def @{name_for('tensor_concatenate')}(%a: {t}, %b: {t}) -> {rest} {{
-  match? ((%a, %b)) {{
-    ({ctor}(%x), {ctor}(%y)) => {rest_ctor}(concatenate((%x, %y), axis=0)),
-  }}
-}}""")
-        add(name_for("tensor_array_concat"), f"""def @{name_for('tensor_array_concat')}(%ta: {ta}) -> {rest} {{
-  let %data = fn (%e: {t}) -> {_type_text(rest_shape, dtype)} {{
-    match? (%e) {{ {ctor}(%x) => %x, }}
-  }};
-  let %join = fn (%acc: {_type_text(rest_shape, dtype)}, %x: {_type_text(rest_shape, dtype)}) -> {_type_text(rest_shape, dtype)} {{
+    def _name(self, canonical: str, shape) -> str:
+        return get_name_static(canonical, self.dtype, shape, self.batch_dim)
+
+
+# NOTE: templates use string.Template ($name) so that the text format's braces stay literal.
+_ADT = Template("type $t {\n  $nil,\n  $ctor($data),\n}")
+
+_FUNCTIONS = {
+    "tensor_get_data": Template("""def @$tensor_get_data(%t: $t) -> $data {
+  match? (%t) { $ctor(%x) => %x, }
+}"""),
+    "tensor_array": Template("""def @$tensor_array(%n: int32) -> $ta {
+  if (%n == 0) { Nil } else { Cons($nil, @$tensor_array(%n - 1)) }
+}"""),
+    "tensor_array_read": Template("""def @$tensor_array_read(%ta: $ta, %i: int32) -> $t {
+  @nth(%ta, %i)
+}"""),
+    "tensor_array_write": Template("""def @$tensor_array_write(%ta: $ta, %i: int32, %v: $t) -> $ta {
+  @update(%ta, %i, %v)
+}"""),
+    "tensor_expand_dims": Template("""def @$tensor_expand_dims(%t: $t) -> $lead_t {
+  match? (%t) { $ctor(%x) => $lead_ctor(expand_dims(%x, axis=0)), }
+}"""),
+    "tensor_array_stack": Template("""def @$tensor_array_stack(%ta: $ta) -> $grown_t {
+  let %data = fn (%e: $lead_t) -> $grown_data {
+    match? (%e) { $lead_ctor(%x) => %x, }
+  };
+  let %join = fn (%a: $grown_data, %b: $grown_data) -> $grown_data {
+    concatenate((%a, %b), axis=0)
+  };
+  let %parts = @map(%data, @map(@$tensor_expand_dims, %ta));
+  $grown_ctor(@foldl(%join, @hd(%parts), @tl(%parts)))
+}"""),
+}
+
+# only for rank >= 1
+_RANKED_FUNCTIONS = {
+    "tensor_take": Template("""def @$tensor_take(%t: $t, %lower: int32, %upper: int32) -> $rest_t {
+  match? (%t) {
+    $ctor(%x) => $rest_ctor(take(%x, arange(%lower, %upper, 1, dtype="int32"), axis=0)),
+  }
+}"""),
+    "tensor_concatenate": Template("""def @$tensor_concatenate(%a: $t, %b: $t) -> $rest_t {
+  match? ((%a, %b)) {
+    ($ctor(%x), $ctor(%y)) => $rest_ctor(concatenate((%x, %y), axis=0)),
+  }
+}"""),
+    "tensor_array_concat": Template("""def @$tensor_array_concat(%ta: $ta) -> $rest_t {
+  let %data = fn (%e: $t) -> $rest_data {
+    match? (%e) { $ctor(%x) => %x, }
+  };
+  let %join = fn (%acc: $rest_data, %x: $rest_data) -> $rest_data {
     concatenate((%acc, %x), axis=0)
-  }};
+  };
   let %parts = @map(%data, %ta);
-  {rest_ctor}(@foldl(%join, @hd(%parts), @tl(%parts)))
-}}""")
-        element_shape = shape[1:]
-        element = adt(element_shape)
-        helper = name_for("tensor_array_unstack_helper")
-        add(helper, f"""def @{helper}(%i: int32, %up: int32, %t: {_type_text(shape, dtype)}) -> List[{element}] {{
-  if (%i < %up) {{
-    Cons({name_for('tensor_constructor', element_shape)}(take(%t, %i, axis=0)), @{helper}(%i + 1, %up, %t))
-  }} else {{
+  $rest_ctor(@foldl(%join, @hd(%parts), @tl(%parts)))
+}"""),
+    "tensor_array_unstack_helper": Template(
+        """def @$tensor_array_unstack_helper(%i: int32, %up: int32, %t: $data) -> List[$elem_t] {
+  if (%i < %up) {
+    Cons($elem_ctor(take(%t, %i, axis=0)), @$tensor_array_unstack_helper(%i + 1, %up, %t))
+  } else {
     Nil
-  }}
-}}""")
-        add(name_for("tensor_array_unstack"), f"""def @{name_for('tensor_array_unstack')}(%t: {_type_text(shape, dtype)}) -> List[{element}] {{
-  @{helper}(0, take(shape_of(%t), 0), %t)
-}}""")
+  }
+}"""),
+    "tensor_array_unstack": Template("""def @$tensor_array_unstack(%t: $data) -> List[$elem_t] {
+  @$tensor_array_unstack_helper(0, take(shape_of(%t), 0), %t)
+}"""),
+}

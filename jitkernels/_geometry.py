@@ -126,3 +126,8 @@ def adaptive_bins(size: int, out: int) -> tuple:
     """``(starts, ends)`` (int64 arrays) of ``out`` adaptive pooling bins over ``size``."""
     index = np.arange(out, dtype=np.int64)
     return (index * size) // out, -((-(index + 1) * size) // out)
+
+
+def reduce_arb_kinds() -> tuple:
+    """The reduction kind codes the ``(A, R, B)`` kernels take: sum, mean, max, min, prod."""
+    return (0, 1, 2, 3, 4)

@@ -18,3 +18,4 @@ from . import image  # noqa: F401
 from . import nn_space  # noqa: F401
 from . import annotation  # noqa: F401
 from . import arg_type_inference  # noqa: F401
+from . import dyn  # noqa: F401  (dynamic-shape ops, added for the ONNX frontend)

@@ -22,7 +22,7 @@ from .registry import OpPattern, make_call, register_op
 from .tensor import (add, collapse_to, divide, exp, greater, greater_equal, less, less_equal,
                      log, multiply, negative, op_builder, register_binary, register_unary,
                      scalar_like, sqrt, subtract, where, zeros_like)
-from .type_relations import expect_tensor
+from .type_relations import expect_tensor, named_rel
 
 __all__ = ["abs", "sign", "ceil", "floor", "round", "trunc", "rsqrt", "log2", "log10", "sin",
            "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
@@ -135,7 +135,8 @@ def _bool_rel(arg_types, attrs):
 
 
 def _predicate(name: str, numpy_fn, doc: str):
-    op_def = register_op(name, ("data",), type_rel=_bool_rel, pattern=OpPattern.ELEMWISE,
+    op_def = register_op(name, ("data",), type_rel=named_rel(name, _bool_rel),
+                         pattern=OpPattern.ELEMWISE,
                          description=doc)
     op_def.def_impl(lambda data: (np.asarray(numpy_fn(data)),))
     op_def.def_grad(_zero_grad)

@@ -21,7 +21,7 @@ from . import tensor as _tensor
 from . import transform as _transform
 from .registry import OpPattern, make_call, register_op
 from .type_relations import (broadcast_shapes, dims_differ, expect_tensor, identity_rel,
-                             normalize_axis)
+                             named_rel, normalize_axis)
 
 __all__ = ["dense", "relu", "bias_add", "batch_norm", "softmax", "batch_matmul"]
 
@@ -101,7 +101,8 @@ def dense(data, weight, units=None, out_dtype=""):
 
 # -- relu ----------------------------------------------------------------------------------------
 
-_RELU = register_op("nn.relu", ("data",), type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
+_RELU = register_op("nn.relu", ("data",), type_rel=named_rel("nn.relu", identity_rel),
+                    pattern=OpPattern.ELEMWISE,
                     description="max(data, 0)", support_level=1)
 _RELU.def_impl(lambda data: (np.maximum(data, np.zeros((), data.dtype)),))
 

@@ -23,8 +23,8 @@ from . import tensor as _tensor
 from .indexing import strided_slice
 from .nn_basic import bias_add
 from .registry import OpPattern, make_call, register_op
-from .type_relations import (dim_add, expect_tensor, identity_rel, normalize_axis,
-                             shape_product)
+from .type_relations import (dim_add, expect_tensor, identity_rel, named_rel,
+                             normalize_axis, shape_product)
 
 __all__ = ["batch_flatten", "dropout", "dropout_raw", "log_softmax", "leaky_relu", "pad",
            "layer_norm"]
@@ -126,7 +126,8 @@ def log_softmax(data, axis=-1):
 
 _LEAKY_RELU = register_op("nn.leaky_relu", ("data",),
                           attrs=("relay.attrs.LeakyReluAttrs", [("alpha", 0.01)]),
-                          type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
+                          type_rel=named_rel("nn.leaky_relu", identity_rel),
+                          pattern=OpPattern.ELEMWISE,
                           description="data if positive else alpha * data")
 _LEAKY_RELU.def_impl(lambda data, alpha=0.01: (
     np.where(data > 0, data, data * alpha).astype(data.dtype, copy=False),))

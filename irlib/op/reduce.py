@@ -20,7 +20,8 @@ from ..errors import TypeInferenceError
 from ..ir.expr import Tuple, TupleWrapper, const
 from ..ir.types import TensorType
 from .registry import OpPattern, make_call, register_op
-from .type_relations import broadcast_shapes, expect_tensor, reduce_axes, reduce_rel
+from .type_relations import (broadcast_shapes, expect_tensor, named_rel, reduce_axes,
+                             reduce_rel)
 
 __all__ = ["sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin", "variance",
            "std", "mean_variance", "mean_std", "logsumexp", "collapse_sum_like"]
@@ -51,7 +52,8 @@ def _keepdims_shape_of(call):
     return sum(call.args[0], attrs["axis"], keepdims=True, exclude=attrs["exclude"])
 
 
-_SUM = register_op("sum", ("data",), attrs=_REDUCE_ATTRS, type_rel=reduce_rel,
+_SUM = register_op("sum", ("data",), attrs=_REDUCE_ATTRS,
+                   type_rel=named_rel("sum", reduce_rel),
                    pattern=OpPattern.COMM_REDUCE, description="sum over axes")
 _SUM.def_impl(_reduce_ref(np.sum))
 
@@ -64,7 +66,8 @@ def _sum_grad(call, out_grad):
     return [make_call("broadcast_to_like", (out_grad, data))]
 
 
-_MEAN = register_op("mean", ("data",), attrs=_REDUCE_ATTRS, type_rel=reduce_rel,
+_MEAN = register_op("mean", ("data",), attrs=_REDUCE_ATTRS,
+                    type_rel=named_rel("mean", reduce_rel),
                     pattern=OpPattern.COMM_REDUCE, description="arithmetic mean over axes")
 _MEAN.def_impl(_reduce_ref(np.mean))
 
@@ -175,7 +178,8 @@ def _grad_in_keepdims(call, out_grad):
 
 
 def _reduction(name: str, numpy_fn, doc: str):
-    op_def = register_op(name, ("data",), attrs=_REDUCE_ATTRS, type_rel=reduce_rel,
+    op_def = register_op(name, ("data",), attrs=_REDUCE_ATTRS,
+                         type_rel=named_rel(name, reduce_rel),
                          pattern=OpPattern.COMM_REDUCE, description=doc)
     op_def.def_impl(_reduce_ref(numpy_fn))
     return op_def

@@ -22,7 +22,7 @@ from ..ir.expr import const
 from ..ir.types import TensorType, normalize_dtype
 from .registry import OpPattern, make_call, register_op
 from .type_relations import (broadcast_bool_rel, broadcast_rel, broadcast_shapes,
-                             expect_tensor, identity_rel)
+                             expect_tensor, identity_rel, named_rel)
 
 __all__ = ["add", "subtract", "multiply", "divide", "equal", "not_equal", "less",
            "less_equal", "greater", "greater_equal", "negative", "exp", "log", "sqrt",
@@ -54,16 +54,16 @@ def scalar_like(value: float, like):
 
 def register_unary(name: str, numpy_fn, doc: str):
     """Register an elementwise unary op keeping the input dtype; returns (OpDef, builder)."""
-    op_def = register_op(name, ("data",), type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
-                         description=doc)
+    op_def = register_op(name, ("data",), type_rel=named_rel(name, identity_rel),
+                         pattern=OpPattern.ELEMWISE, description=doc)
     op_def.def_impl(lambda data: (np.asarray(numpy_fn(data)).astype(data.dtype, copy=False),))
     return op_def, op_builder(name, ("data",), f"Elementwise {doc}.")
 
 
 def register_binary(name: str, numpy_fn, doc: str, relation=broadcast_rel):
     """Register a broadcasting binary op; returns (OpDef, builder)."""
-    op_def = register_op(name, ("lhs", "rhs"), type_rel=relation, pattern=OpPattern.BROADCAST,
-                         description=doc)
+    op_def = register_op(name, ("lhs", "rhs"), type_rel=named_rel(name, relation),
+                         pattern=OpPattern.BROADCAST, description=doc)
     if relation is broadcast_bool_rel:
         op_def.def_impl(lambda lhs, rhs: (np.asarray(numpy_fn(lhs, rhs)),))
     else:
@@ -277,7 +277,8 @@ cast_like = op_builder("cast_like", ("data", "dtype_like"),
 
 
 def _fill_like(name: str, value: int):
-    op_def = register_op(name, ("data",), type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
+    op_def = register_op(name, ("data",), type_rel=named_rel(name, identity_rel),
+                         pattern=OpPattern.ELEMWISE,
                          description=f"a tensor of {value}s shaped like data")
     op_def.def_impl(lambda data: (np.full(np.shape(data), value, dtype=data.dtype),))
     op_def.def_grad(lambda call, out_grad: [zeros_like(call.args[0])])

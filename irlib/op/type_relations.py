@@ -15,7 +15,23 @@ from ..ir.types import TensorType, TupleType
 __all__ = ["expect_tensor", "identity_rel", "broadcast_shapes", "broadcast_rel",
            "broadcast_bool_rel", "normalize_axis", "normalize_axes", "reduce_axes",
            "reduce_rel", "static_int", "dims_equal", "dims_differ", "shape_product", "Any",
-           "TupleType", "dim_add", "dim_mul"]
+           "TupleType", "dim_add", "dim_mul", "named_rel"]
+
+
+def named_rel(op_name: str, relation):
+    """``relation`` with its errors prefixed by ``op_name`` (for relations shared by many
+    ops, whose messages cannot name the op themselves)."""
+    def named(arg_types, attrs):
+        try:
+            return relation(arg_types, attrs)
+        except TypeInferenceError as error:
+            message = str(error)
+            if message.startswith(op_name + ":"):
+                raise
+            raise TypeInferenceError(f"{op_name}: {message}") from None
+    named.__name__ = getattr(relation, "__name__", "relation")
+    named.__doc__ = relation.__doc__
+    return named
 
 
 def expect_tensor(ty, what: str = "argument") -> TensorType:

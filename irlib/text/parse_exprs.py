@@ -26,7 +26,7 @@ _SIMPLE_ATOMS = frozenset(["INT", "FLOAT", "BOOL", "LOCAL", "GRAPH", "GLOBAL", "
 class ExprRules(TypeRules):
     """Expressions."""
 
-    # -- expression: a chain of bindings and sequenced statements --------------------------------
+    # -- expression: a chain of bindings and sequenced statements -----------------------------
     def p_expr(self):
         """``(let ... ; | %n = ... ; | free_var ... ; | stmt ;)* stmt`` (generator).
 
@@ -104,7 +104,7 @@ class ExprRules(TypeRules):
         self.expect("}", "'}'")
         return body
 
-    # -- binary operators ---------------------------------------------------------------------------
+    # -- binary operators ---------------------------------------------------------------------
     def p_binop(self):
         """``operand (BINOP operand)*`` by precedence climbing (generator)."""
         start = self.peek()
@@ -133,7 +133,7 @@ class ExprRules(TypeRules):
         call = E.Call(op_def.op, (left, right), op_def.make_attrs({}), span=self.span_from(start))
         operands.append((call, start))
 
-    # -- postfix: calls and projections --------------------------------------------------------------
+    # -- postfix: calls and projections -------------------------------------------------------
     def p_postfix_only(self):
         """``atom ('(' args ')' | '.' INT)*`` (generator)."""
         start = self.peek()
@@ -211,7 +211,7 @@ class ExprRules(TypeRules):
             call_attrs = Attrs(attrs, type_key)
         return E.Call(callee, tuple(args), call_attrs, span=span)
 
-    # -- atoms -------------------------------------------------------------------------------------------
+    # -- atoms --------------------------------------------------------------------------------
     def simple_atom(self):
         """A literal, variable, global or metadata constant (one token)."""
         token = self.advance()

@@ -24,7 +24,7 @@ def looks_like_dtype(name: str) -> bool:
 class TypeRules(ParserBase):
     """Types, dims, type parameters, patterns and attribute values."""
 
-    # -- type parameters ------------------------------------------------------------------------
+    # -- type parameters ----------------------------------------------------------------------
     def p_type_params(self) -> list:
         """``[A, B]`` (the current token is ``[``): fresh TypeVars, pushed as a type scope."""
         self.expect("[")
@@ -42,7 +42,7 @@ class TypeRules(ParserBase):
         self.type_scopes.append(scope)
         return params
 
-    # -- types ------------------------------------------------------------------------------------
+    # -- types --------------------------------------------------------------------------------
     def p_type(self):
         """A type (generator)."""
         token = self.peek()
@@ -141,7 +141,7 @@ class TypeRules(ParserBase):
         except (TypeError, ValueError) as error:
             raise self.error_span(self.span_from(start), f"bad tensor type: {error}") from None
 
-    # -- dims ---------------------------------------------------------------------------------------
+    # -- dims ---------------------------------------------------------------------------------
     def p_dim(self):
         """One dimension: ``?`` or a dim expression (generator)."""
         if self.accept("?"):
@@ -213,7 +213,7 @@ class TypeRules(ParserBase):
         except (ArithmeticError, TypeError, ValueError) as error:
             raise self.error_span(self.span_from(start), f"bad dimension: {error}") from None
 
-    # -- patterns -------------------------------------------------------------------------------------
+    # -- patterns -----------------------------------------------------------------------------
     def p_pattern(self, scope: dict):
         """A match pattern; its variables are bound in ``scope`` (generator)."""
         token = self.peek()
@@ -261,7 +261,7 @@ class TypeRules(ParserBase):
             return E.PatternConstructor(ctor, patterns, span=self.span_from(token))
         raise self.error_at(token, f"expected a pattern but found {token.describe()}")
 
-    # -- attributes -------------------------------------------------------------------------------------
+    # -- attributes ---------------------------------------------------------------------------
     def at_attr(self) -> bool:
         """Whether the next tokens start ``name = value`` (``name`` possibly dotted)."""
         ahead = 0

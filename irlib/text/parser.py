@@ -137,7 +137,7 @@ class _Parser(ExprRules):
                     self.ctors[ctor.name_hint] = ctor
         self.meta_constants = self._load_meta(init_meta_table)
 
-    # -- metadata ----------------------------------------------------------------------------------
+    # -- metadata -----------------------------------------------------------------------------
     def _load_meta(self, init_meta_table) -> list:
         constants = []
         last = self.tokens[-2] if len(self.tokens) > 1 else None
@@ -172,7 +172,7 @@ class _Parser(ExprRules):
             node = self.meta_nodes[token.value] = E.Constant(array, span=self.token_span(token))
         return node
 
-    # -- names ----------------------------------------------------------------------------------------
+    # -- names --------------------------------------------------------------------------------
     def intern_global(self, token):
         """The GlobalVar called ``@name`` (created on first mention: forward references)."""
         name = token.value
@@ -215,7 +215,7 @@ class _Parser(ExprRules):
             self._op_names = registry.list_ops()
         return self._op_names
 
-    # -- entry points ---------------------------------------------------------------------------------
+    # -- entry points -------------------------------------------------------------------------
     def parse_expression(self):
         """``version? expr metadata? EOF``."""
         self.accept("VERSION")
@@ -264,7 +264,7 @@ class _Parser(ExprRules):
             mod[gvar] = func
         return mod
 
-    # -- definitions --------------------------------------------------------------------------------
+    # -- definitions --------------------------------------------------------------------------
     def _definition(self):
         start = self.advance()
         name_token = self.expect("GLOBAL", "a global name (@name) after 'def'")

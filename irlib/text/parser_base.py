@@ -31,7 +31,7 @@ class ParserBase:
         self.free_vars: dict = {}
         self.type_scopes: list = []
 
-    # -- the trampoline ---------------------------------------------------------------------
+    # -- the trampoline -----------------------------------------------------------------------
     @staticmethod
     def run(generator):
         """Drive a rule generator (and the sub-rules it yields) to its result."""
@@ -49,7 +49,7 @@ class ParserBase:
             stack.append(child)
             value = None
 
-    # -- tokens ---------------------------------------------------------------------------------
+    # -- tokens -------------------------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token:
         """The token ``ahead`` positions after the current one (EOF past the end)."""
         position = self.index + ahead
@@ -107,7 +107,7 @@ class ParserBase:
             return ""
         return "; did you mean " + ", ".join(prefix + c for c in close) + "?"
 
-    # -- local scopes -----------------------------------------------------------------------------
+    # -- local scopes -------------------------------------------------------------------------
     def lookup_local(self, token: Token):
         """The node a ``%name`` or ``%n`` token refers to.
 

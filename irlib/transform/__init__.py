@@ -19,10 +19,11 @@ from .lambda_lift import LambdaLift
 from .eta_expand import EtaExpand
 # NOTE: the function shadows its module's name on the package, as in Relay.
 from .gradient import gradient
+from .to_cps import ToCPS, to_cps, un_cps
 
 for _pass_class in (InferType, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
                     Inline, RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, LambdaLift,
-                    EtaExpand):
+                    EtaExpand, ToCPS):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
 
@@ -30,4 +31,12 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
            "PassInfo", "PrintIR", "Sequential", "build_config", "function_pass",
            "module_pass", "get_pass", "register_pass", "DeadCodeElimination",
            "EliminateCommonSubexpr", "FoldConstant", "Inline", "RemoveUnusedFunctions",
-           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient"]
+           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient", "ToCPS", "to_cps", "un_cps"]
+
+# -- graph-level optimisation passes ---------------------------------------------------------
+from .fuse_ops import FuseOps
+
+for _pass_class in (FuseOps,):
+    register_pass(_pass_class.name, _pass_class)
+del _pass_class
+__all__ += ["FuseOps"]

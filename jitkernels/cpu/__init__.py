@@ -1,3 +1,3 @@
 """numba CPU kernels; importing this package registers them (and imports numba)."""
 
-from . import conv, gemm  # noqa: F401
+from . import conv, gemm, norm, pool, reduce, resize  # noqa: F401

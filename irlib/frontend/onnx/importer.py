@@ -173,6 +173,7 @@ class GraphContext:
         self.parent = parent
         self.env: dict = {}
         self.opset = importer.versions[""]
+        self.num_outputs = 1  # of the node being converted
 
     # -- names -------------------------------------------------------------------------
     def lookup(self, name: str):
@@ -424,6 +425,7 @@ def convert_node(context: GraphContext, node) -> None:
     function = registry.lookup(domain, node.op_type, version)
     where = f"node {node.name!r} ({node.op_type}, opset {version})"
     inputs = [context.lookup(name) if name else None for name in node.input]
+    context.num_outputs = len(node.output)
     try:
         result = function(context, inputs, attribute_values(node))
     except OpNotImplemented as error:

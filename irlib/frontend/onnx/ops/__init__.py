@@ -8,3 +8,4 @@ from . import nn  # noqa: F401
 from . import normalization  # noqa: F401
 from . import rnn  # noqa: F401
 from . import control  # noqa: F401
+from . import loss  # noqa: F401

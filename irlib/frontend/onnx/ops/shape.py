@@ -93,7 +93,9 @@ def _squeeze_v1(ctx, inputs, attrs):
 def _squeeze_v13(ctx, inputs, attrs):
     axes = None
     if len(inputs) > 1 and inputs[1] is not None:
-        axes = require_ints(ctx, inputs[1], "Squeeze axes")
+        axes = constant_ints(ctx, inputs[1])
+        if axes is None:
+            return ctx.emit("dyn.squeeze", inputs[0], dynamic.int64(ctx, inputs[1]))
     return _squeeze(ctx, inputs[0], axes)
 
 
@@ -111,7 +113,10 @@ def _unsqueeze_v1(ctx, inputs, attrs):
 
 @converter("Unsqueeze", since=13)
 def _unsqueeze_v13(ctx, inputs, attrs):
-    return _unsqueeze(ctx, inputs[0], require_ints(ctx, inputs[1], "Unsqueeze axes"))
+    axes = constant_ints(ctx, inputs[1])
+    if axes is None:
+        return ctx.emit("dyn.expand_dims", inputs[0], dynamic.int64(ctx, inputs[1]))
+    return _unsqueeze(ctx, inputs[0], axes)
 
 
 @converter("Shape")
@@ -213,7 +218,11 @@ def _split_v1(ctx, inputs, attrs):
 def _split_v13(ctx, inputs, attrs):
     sizes = None
     if len(inputs) > 1 and inputs[1] is not None:
-        sizes = require_ints(ctx, inputs[1], "Split sizes")
+        sizes = constant_ints(ctx, inputs[1])
+        if sizes is None:
+            axis = normalize_axis(attrs.get("axis", 0), ctx.ndim(inputs[0]))
+            tup = ctx.emit("dyn.split", inputs[0], dynamic.int64(ctx, inputs[1]), axis=axis)
+            return [ctx.tuple_get(tup, i) for i in range(ctx.num_outputs)]
     count = attrs.get("num_outputs", ctx.num_outputs)
     return _split(ctx, inputs[0], attrs.get("axis", 0), sizes, count)
 

@@ -1,0 +1,39 @@
+"""Control flow: ``If`` as an irlib ``If`` expression whose branches are the converted
+subgraphs (they see the outer graph's values through the enclosing context)."""
+
+from __future__ import annotations
+
+from ....ir import expr as E
+from ..registry import converter
+from .common import unsupported
+
+
+def convert_subgraph(ctx, graph):
+    """Convert ``graph`` (a subgraph without inputs) in a child context; returns its outputs."""
+    from ..importer import GraphContext, convert_graph
+    child = GraphContext(ctx.importer, parent=ctx)
+    return convert_graph(child, graph)
+
+
+@converter("If")
+def _if(ctx, inputs, attrs):
+    cond = inputs[0]
+    if ctx.ndim(cond) > 0:
+        cond = ctx.emit("reshape", cond, newshape=[])
+    if ctx.dtype(cond) != "bool":
+        cond = ctx.emit("cast", cond, dtype="bool")
+    then_outputs = convert_subgraph(ctx, attrs["then_branch"])
+    else_outputs = convert_subgraph(ctx, attrs["else_branch"])
+    value = ctx.const_value(cond)
+    if value is not None:
+        return then_outputs if bool(value) else else_outputs
+    then_body = then_outputs[0] if len(then_outputs) == 1 else ctx.make_tuple(then_outputs)
+    else_body = else_outputs[0] if len(else_outputs) == 1 else ctx.make_tuple(else_outputs)
+    then_type, else_type = ctx.type_of(then_body), ctx.type_of(else_body)
+    if then_type != else_type:
+        unsupported(f"If branches of different types ({then_type} vs {else_type}) are not "
+                    "supported")
+    node = ctx.set_type(E.If(cond, then_body, else_body), then_type)
+    if len(then_outputs) == 1:
+        return [node]
+    return [ctx.tuple_get(node, i) for i in range(len(then_outputs))]

@@ -1,0 +1,81 @@
+"""Run-time shape arguments: the ``dyn.*`` ops for shape-like inputs that are not constants.
+
+The result types know the rank but not the dims (``?``); everything downstream accepts that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....op import dyn  # noqa: F401  (registers the dyn.* ops)
+from .common import normalize_axis, unsupported
+
+
+def int64(ctx, expr):
+    """``expr`` cast to int64 (shape arguments may come as int32)."""
+    return expr if ctx.dtype(expr) == "int64" else ctx.emit("cast", expr, dtype="int64")
+
+
+def reshape(ctx, data, shape, allowzero):
+    """``Reshape`` with a run-time target shape."""
+    return ctx.emit("dyn.reshape", data, int64(ctx, shape), allowzero=allowzero)
+
+
+def expand(ctx, data, shape):
+    """``Expand`` (bidirectional broadcast) to a run-time shape."""
+    return ctx.emit("dyn.broadcast_to", data, int64(ctx, shape))
+
+
+def tile(ctx, data, reps):
+    """``Tile`` by run-time repeats."""
+    return ctx.emit("dyn.tile", data, int64(ctx, reps))
+
+
+def full(ctx, value, shape):
+    """``ConstantOfShape`` with a run-time shape."""
+    return ctx.emit("dyn.full", ctx.const(value), int64(ctx, shape), dtype=str(value.dtype))
+
+
+def slice_(ctx, data, starts, ends, axes, steps):
+    """``Slice`` (opset 10+) with run-time starts/ends (and optionally axes/steps)."""
+    count = ctx.shape(starts)[0]
+    if axes is None:
+        axes = ctx.const(np.arange(count, dtype="int64"))
+    if steps is None:
+        steps = ctx.const(np.ones(count, dtype="int64"))
+    ndim = ctx.ndim(data)
+    axes = int64(ctx, axes)
+    # negative axes count from the end: (axis + ndim) % ndim
+    axes = ctx.emit("floor_mod", ctx.emit("add", axes, ctx.const(np.int64(ndim))),
+                    ctx.const(np.int64(ndim)))
+    return ctx.emit("dyn.strided_slice", data, int64(ctx, starts), int64(ctx, ends),
+                    int64(ctx, steps), axes)
+
+
+def pad(ctx, data, pads, value, mode, axes):
+    """``Pad`` (opset 11+) with run-time pads."""
+    ndim = ctx.ndim(data)
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        unsupported(f"Pad mode {mode!r} is not supported")
+    pads = int64(ctx, pads)
+    if axes is not None:
+        # scatter the per-axis pads into a full (begin..., end...) vector
+        axes = [normalize_axis(a, ndim) for a in axes]
+        index = np.full(2 * ndim, len(axes) * 2, dtype="int64")
+        for i, axis in enumerate(axes):
+            index[axis] = i
+            index[axis + ndim] = i + len(axes)
+        padded = ctx.emit("concatenate", ctx.make_tuple([pads, ctx.const(np.zeros(1, "int64"))]),
+                          axis=0)
+        pads = ctx.emit("take", padded, ctx.const(index), axis=0, mode="clip")
+    widths = ctx.emit("transpose", ctx.emit("reshape", pads, newshape=[2, ndim]), axes=[1, 0])
+    if value is None:
+        value = ctx.const(np.zeros((), dtype=ctx.dtype(data)))
+    return ctx.emit("dyn.nn.pad", data, widths, value, pad_mode=mode)
+
+
+def topk(ctx, data, k, axis, largest, dtype="int64"):
+    """``TopK`` with a run-time ``k``; returns ``[values, indices]``."""
+    tup = ctx.emit("dyn.topk", data, int64(ctx, k), axis=axis, ret_type="both",
+                   is_ascend=not largest, dtype=dtype)
+    return [ctx.tuple_get(tup, 0), ctx.tuple_get(tup, 1)]
