@@ -18,6 +18,7 @@ Static tensor arrays (fixed shapes) are made on request by :class:`StaticTensorA
 from __future__ import annotations
 
 from pathlib import Path
+from string import Template
 
 from .errors import UnknownNameError
 from .ir.module import IRModule
@@ -166,94 +167,102 @@ def dynamic_tensor_array_text(dtypes) -> str:
 
 
 def _tensor_array_for(dtype: str) -> str:
-    def n(canonical: str) -> str:
-        return get_name(canonical, dtype)
-
-    t = n("tensor_t")
-    ta = f"List[{t}]"
-    lines = [f"type {t} {{", f"  {n('tensor_nil')},"]
-    for rank in range(_MAX_RANK + 1):
-        lines.append(f"  {n(f'tensor{rank}')}(Tensor[{_any_shape(rank)}, {dtype}]),")
+    names = {"D": dtype, "t": get_name("tensor_t", dtype), "nil": get_name("tensor_nil", dtype)}
+    names["ta"] = f"List[{names['t']}]"
+    ctors = [get_name(f"tensor{rank}", dtype) for rank in range(_MAX_RANK + 1)]
+    lines = [f"type {names['t']} {{", f"  {names['nil']},"]
+    lines += [f"  {ctor}(Tensor[{_any_shape(rank)}, {dtype}]),"
+              for rank, ctor in enumerate(ctors)]
     lines.append("}")
-
-    take_clauses = "\n".join(
-        f"    {n(f'tensor{r}')}(%x) => {n(f'tensor{r}')}(take(%x, arange(%lower, %upper, 1, "
-        f"dtype=\"int32\"), axis=0)),"
-        for r in range(1, _MAX_RANK + 1))
-    lines.append(f"def @{n('tensor_take')}(%tensor: {t}, %lower: int32, %upper: int32) -> {t} "
-                 f"{{\n  match? (%tensor) {{\n{take_clauses}\n  }}\n}}")
-
-    expand_clauses = "\n".join(
-        f"    {n(f'tensor{r}')}(%x) => {n(f'tensor{r + 1}')}(expand_dims(%x, axis=0)),"
+    names["take_clauses"] = "\n".join(
+        f"    {ctors[r]}(%x) => {ctors[r]}(take(%x, arange(%lower, %upper, 1, "
+        f'dtype="int32"), axis=0)),' for r in range(1, _MAX_RANK + 1))
+    names["expand_clauses"] = "\n".join(
+        f"    {ctors[r]}(%x) => {ctors[r + 1]}(expand_dims(%x, axis=0)),"
         for r in range(_MAX_RANK))
-    lines.append(f"def @{n('tensor_expand_dims')}(%t: {t}) -> {t} {{\n  match? (%t) {{\n"
-                 f"{expand_clauses}\n  }}\n}}")
-
-    concat_clauses = "\n".join(
-        f"    {n(f'tensor{r}')}(%a) => {{ match? (%y) {{ {n(f'tensor{r}')}(%b) => "
-        f"{n(f'tensor{r}')}(concatenate((%a, %b), axis=0)), }} }},"
-        for r in range(1, 5))
-    lines.append(f"def @{n('tensor_concatenate')}(%x: {t}, %y: {t}) -> {t} {{\n"
-                 f"  match? (%x) {{\n{concat_clauses}\n  }}\n}}")
-
-    lines.append(f"""def @{n('tensor_array')}(%n: int32) -> {ta} {{
-  if (%n == 0) {{ Nil }} else {{ Cons({n('tensor_nil')}, @{n('tensor_array')}(%n - 1)) }}
-}}
-def @{n('tensor_array_read')}(%ta: {ta}, %i: int32) -> {t} {{
-  @nth(%ta, %i)
-}}
-def @{n('tensor_array_write')}(%ta: {ta}, %i: int32, %v: {t}) -> {ta} {{
-  @update(%ta, %i, %v)
-}}""")
+    names["concat_clauses"] = "\n".join(
+        f"    {ctors[r]}(%a) => {{ match? (%y) {{ {ctors[r]}(%b) => "
+        f"{ctors[r]}(concatenate((%a, %b), axis=0)), }} }}," for r in range(1, 5))
+    lines.append(_DYNAMIC_FUNCTIONS.substitute(names))
     for rank in range(1, _MAX_RANK + 1):
-        helper = n(f"tensor_array_unstack_tensor{rank}_helper")
-        tensor_type = f"Tensor[{_any_shape(rank)}, {dtype}]"
-        lines.append(f"""def @{helper}(%i: int32, %up: int32, %t: {tensor_type}) -> {ta} {{
-  if (%i < %up) {{
-    Cons({n(f'tensor{rank - 1}')}(take(%t, %i, axis=0)), @{helper}(%i + 1, %up, %t))
-  }} else {{
-    Nil
-  }}
-}}
-def @{n(f'tensor_array_unstack_tensor{rank}')}(%t: {tensor_type}) -> {ta} {{
-  @{helper}(0, take(shape_of(%t), 0), %t)
-}}""")
-    scatter_helper = n("tensor_array_scatter_helper")
-    split_helper = n("ta_split_helper")
-    lines.append(f"""def @{scatter_helper}(%ta: {ta}, %current: int32, %limit: int32,
-    %indices: Tensor[(?), int32], %values: {ta}) -> {ta} {{
-  if (%current == %limit) {{
-    %ta
-  }} else {{
-    let %ta1 = @update(%ta, take(%indices, %current), @nth(%values, %current));
-    @{scatter_helper}(%ta1, %current + 1, %limit, %indices, %values)
-  }}
-}}
-def @{n('tensor_array_scatter')}(%ta: {ta}, %indices: Tensor[(?), int32], %values: {ta}) -> {ta} {{
-  @{scatter_helper}(%ta, 0, take(shape_of(%indices), 0), %indices, %values)
-}}
-def @{split_helper}(%ta: {ta}, %value: {t}, %offset: int32, %current: int32, %limit: int32,
-    %lengths: Tensor[(?), int32]) -> {ta} {{
-  if (%current == %limit) {{
-    %ta
-  }} else {{
-    let %length = take(%lengths, %current);
-    let %ta1 = @update(%ta, %current, @{n('tensor_take')}(%value, %offset, %offset + %length));
-    @{split_helper}(%ta1, %value, %offset + %length, %current + 1, %limit, %lengths)
-  }}
-}}
-def @{n('tensor_array_split')}(%ta: {ta}, %value: {t}, %lengths: Tensor[(?), int32]) -> {ta} {{
-  @{split_helper}(%ta, %value, 0, 0, take(shape_of(%lengths), 0), %lengths)
-}}
-def @{n('tensor_array_concat')}(%ta: {ta}) -> {t} {{
-  match (%ta) {{
-    Nil => {n('tensor_nil')},
-    Cons(%h, Nil) => %h,
-    Cons(%h, %rest) => @{n('tensor_concatenate')}(%h, @{n('tensor_array_concat')}(%rest)),
-  }}
-}}
-def @{n('tensor_array_stack')}(%ta: {ta}) -> {t} {{
-  let %expanded = @map(@{n('tensor_expand_dims')}, %ta);
-  @foldl(@{n('tensor_concatenate')}, @hd(%expanded), @tl(%expanded))
-}}""")
+        lines.append(_DYNAMIC_UNSTACK.substitute(
+            names, R=rank, elem_ctor=ctors[rank - 1],
+            tensor=f"Tensor[{_any_shape(rank)}, {dtype}]"))
     return "\n".join(lines)
+
+
+# NOTE: string.Template ($name) keeps the text format's braces literal.
+_DYNAMIC_FUNCTIONS = Template("""\
+def @tensor_take_$D(%tensor: $t, %lower: int32, %upper: int32) -> $t {
+  match? (%tensor) {
+$take_clauses
+  }
+}
+def @tensor_expand_dims_$D(%t: $t) -> $t {
+  match? (%t) {
+$expand_clauses
+  }
+}
+def @tensor_concatenate_$D(%x: $t, %y: $t) -> $t {
+  match? (%x) {
+$concat_clauses
+  }
+}
+def @tensor_array_$D(%n: int32) -> $ta {
+  if (%n == 0) { Nil } else { Cons($nil, @tensor_array_$D(%n - 1)) }
+}
+def @tensor_array_read_$D(%ta: $ta, %i: int32) -> $t {
+  @nth(%ta, %i)
+}
+def @tensor_array_write_$D(%ta: $ta, %i: int32, %v: $t) -> $ta {
+  @update(%ta, %i, %v)
+}
+def @tensor_array_scatter_helper_$D(%ta: $ta, %current: int32, %limit: int32,
+    %indices: Tensor[(?), int32], %values: $ta) -> $ta {
+  if (%current == %limit) {
+    %ta
+  } else {
+    let %ta1 = @update(%ta, take(%indices, %current), @nth(%values, %current));
+    @tensor_array_scatter_helper_$D(%ta1, %current + 1, %limit, %indices, %values)
+  }
+}
+def @tensor_array_scatter_$D(%ta: $ta, %indices: Tensor[(?), int32], %values: $ta) -> $ta {
+  @tensor_array_scatter_helper_$D(%ta, 0, take(shape_of(%indices), 0), %indices, %values)
+}
+def @ta_split_helper_$D(%ta: $ta, %value: $t, %offset: int32, %current: int32, %limit: int32,
+    %lengths: Tensor[(?), int32]) -> $ta {
+  if (%current == %limit) {
+    %ta
+  } else {
+    let %length = take(%lengths, %current);
+    let %ta1 = @update(%ta, %current, @tensor_take_$D(%value, %offset, %offset + %length));
+    @ta_split_helper_$D(%ta1, %value, %offset + %length, %current + 1, %limit, %lengths)
+  }
+}
+def @tensor_array_split_$D(%ta: $ta, %value: $t, %lengths: Tensor[(?), int32]) -> $ta {
+  @ta_split_helper_$D(%ta, %value, 0, 0, take(shape_of(%lengths), 0), %lengths)
+}
+def @tensor_array_concat_$D(%ta: $ta) -> $t {
+  match (%ta) {
+    Nil => $nil,
+    Cons(%h, Nil) => %h,
+    Cons(%h, %rest) => @tensor_concatenate_$D(%h, @tensor_array_concat_$D(%rest)),
+  }
+}
+def @tensor_array_stack_$D(%ta: $ta) -> $t {
+  let %expanded = @map(@tensor_expand_dims_$D, %ta);
+  @foldl(@tensor_concatenate_$D, @hd(%expanded), @tl(%expanded))
+}""")
+
+_DYNAMIC_UNSTACK = Template("""\
+def @tensor_array_unstack_tensor${R}_helper_$D(%i: int32, %up: int32, %t: $tensor) -> $ta {
+  if (%i < %up) {
+    let %rest = @tensor_array_unstack_tensor${R}_helper_$D(%i + 1, %up, %t);
+    Cons($elem_ctor(take(%t, %i, axis=0)), %rest)
+  } else {
+    Nil
+  }
+}
+def @tensor_array_unstack_tensor${R}_$D(%t: $tensor) -> $ta {
+  @tensor_array_unstack_tensor${R}_helper_$D(0, take(shape_of(%t), 0), %t)
+}""")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..ir import expr as E
 from ..ir import types as T
 from ..ir.functor import children, pattern_vars, post_order
+from ..ir.functor import free_vars as _free_vars
 from ..ir.type_functor import iter_types
 
 
@@ -49,8 +50,7 @@ def free_vars(expr) -> list:
         A list of :class:`~irlib.ir.expr.Var` (the parameter order ``IRModule.from_expr``
         uses).
     """
-    bound = _binders(expr)
-    return [v for v in _var_leaves(expr) if v not in bound]
+    return _free_vars(expr)
 
 
 def bound_vars(expr) -> list:

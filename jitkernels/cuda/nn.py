@@ -15,7 +15,7 @@ from numba import cuda
 from .. import register_kernel
 from .._geometry import (SPATIAL, as_arb, as_ncdhw, conv_out, from_canonical, is_float,
                          ntuple, padding_pairs, pool_out, reference, to3, to_canonical)
-from ._launch import run
+from ._launch import launch, run, to_device
 
 
 @cuda.jit
@@ -247,9 +247,7 @@ def _softmax(op_name: str, log: int):
         if not is_float(data) or data.ndim == 0 or data.size == 0:
             return reference(op_name, (data,), dict(axis=axis))
         x = as_arb(data, (int(axis) % data.ndim,))
-        from numba import cuda as _cuda
-        from ._launch import launch, to_device
-        out = _cuda.device_array(x.shape, x.dtype)
+        out = cuda.device_array(x.shape, x.dtype)
         launch(softmax_kernel, x.shape[0] * x.shape[2], to_device(x), log, out)
         return (out.copy_to_host().reshape(data.shape),)
     kernel.__name__ = op_name.replace(".", "_")

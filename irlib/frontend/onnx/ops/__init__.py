@@ -9,3 +9,4 @@ from . import normalization  # noqa: F401
 from . import rnn  # noqa: F401
 from . import control  # noqa: F401
 from . import loss  # noqa: F401
+from . import quantize  # noqa: F401
