@@ -5,7 +5,8 @@
 * values (:mod:`interp.values`): ``NDArray``, ``TupleValue``, ``Closure``, ``RecClosure``,
   ``RefValue``, ``ConstructorValue``;
 * :mod:`interp.nat`: Peano naturals; :mod:`interp.nd`: ``nd.array``;
-  :mod:`interp.testing`: the ``relay.testing`` facade.
+  :mod:`interp.testing`: the ``relay.testing`` facade;
+* ``save_param_dict`` / ``load_param_dict`` (:mod:`interp.params`): TVM's parameter blob.
 
 This package imports ``irlib``; ``irlib`` never imports it at module import time.
 """
@@ -15,6 +16,7 @@ from irlib.ndarray import Device, NDArray, cpu, cuda  # noqa: F401
 from . import nat, nd, testing, values  # noqa: F401
 from .executor import BoundFunction, Executor, create_executor  # noqa: F401
 from .interpreter import Interpreter  # noqa: F401
+from .params import load_param_dict, save_param_dict  # noqa: F401
 from .to_python import run_as_python, to_python  # noqa: F401
 from .values import (Closure, ConstructorValue, RecClosure, RefValue, TupleValue,  # noqa: F401
                      as_value, format_value)

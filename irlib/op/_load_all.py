@@ -19,3 +19,17 @@ from . import nn_space  # noqa: F401
 from . import annotation  # noqa: F401
 from . import arg_type_inference  # noqa: F401
 from . import dyn  # noqa: F401  (dynamic-shape ops, added for the ONNX frontend)
+
+
+def _name_relation_errors() -> None:
+    # Relations shared by many ops (broadcasting, reductions, helpers they call) cannot name
+    # the op in their messages; prefix every error with the op's name once, here.
+    from .registry import get_def, list_ops
+    from .type_relations import named_rel
+    for name in list_ops():
+        op_def = get_def(name)
+        if op_def.type_rel is not None:
+            op_def.type_rel = named_rel(name, op_def.type_rel)
+
+
+_name_relation_errors()

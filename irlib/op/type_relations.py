@@ -29,8 +29,11 @@ def named_rel(op_name: str, relation):
             if message.startswith(op_name + ":"):
                 raise
             raise TypeInferenceError(f"{op_name}: {message}") from None
+    if getattr(relation, "named_op", None) == op_name:
+        return relation
     named.__name__ = getattr(relation, "__name__", "relation")
     named.__doc__ = relation.__doc__
+    named.named_op = op_name
     return named
 
 

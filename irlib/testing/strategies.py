@@ -31,7 +31,12 @@ Typical use::
   functions (a lambda taking a function), calls of global functions of a module, and
   recursive let-bound loops.
 
-Both take a :class:`ProgramConfig` (or its fields as keyword arguments) to restrict what is
+* :func:`adt_programs` (from :mod:`irlib.testing.adt_strategies`): higher-order programs over
+  the Prelude's ``List``/``Option``/``Tree``/``nat`` with let, if, closures, references,
+  match and bounded recursion, with :func:`adt_values` drawing ConstructorValue inputs and
+  an independent Python oracle (``program.reference(inputs)``, ``program.decode(value)``).
+
+``tensor_exprs`` and ``programs`` take a :class:`ProgramConfig` (or its fields as keyword arguments) to restrict what is
 generated, e.g. ``tensor_exprs(dtypes=("int32",), allow_lets=False, max_steps=4)``. Drawing is
 arranged so that hypothesis shrinks towards few steps, the oldest operands and the simplest
 step kinds. New node kinds are added as new step methods of ``_Generator``.
@@ -568,3 +573,7 @@ def programs(draw, config: Optional[ProgramConfig] = None, **overrides) -> Gener
     """
     cfg = _configure(config, overrides, _CONTROL_DEFAULTS)
     return _generate(draw, cfg, force_scalar_input=True)
+
+
+# Higher-order programs over the Prelude's ADTs live in their own module; re-exported here.
+from .adt_strategies import AdtProgram, adt_programs, adt_values  # noqa: E402,F401

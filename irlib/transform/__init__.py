@@ -20,10 +20,11 @@ from .eta_expand import EtaExpand
 # NOTE: the function shadows its module's name on the package, as in Relay.
 from .gradient import gradient
 from .to_cps import ToCPS, to_cps, un_cps
+from .partial_evaluate import PartialEvaluate, partial_evaluate
 
 for _pass_class in (InferType, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
                     Inline, RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, LambdaLift,
-                    EtaExpand, ToCPS):
+                    EtaExpand, ToCPS, PartialEvaluate):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
 
@@ -31,7 +32,8 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
            "PassInfo", "PrintIR", "Sequential", "build_config", "function_pass",
            "module_pass", "get_pass", "register_pass", "DeadCodeElimination",
            "EliminateCommonSubexpr", "FoldConstant", "Inline", "RemoveUnusedFunctions",
-           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient", "ToCPS", "to_cps", "un_cps"]
+           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient", "ToCPS", "to_cps", "un_cps",
+           "PartialEvaluate", "partial_evaluate"]
 
 # -- graph-level optimisation passes ---------------------------------------------------------
 from .fuse_ops import FuseOps
@@ -40,3 +42,15 @@ for _pass_class in (FuseOps,):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
 __all__ += ["FuseOps"]
+from .simplify_inference import SimplifyInference
+from .canonicalize_ops import CanonicalizeOps
+from .canonicalize_cast import CanonicalizeCast
+from .fast_math import FastMath
+from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+
+for _pass_class in (SimplifyInference, CanonicalizeOps, CanonicalizeCast, FastMath,
+                    BackwardFoldScaleAxis, ForwardFoldScaleAxis, FoldScaleAxis):
+    register_pass(_pass_class().info.name, _pass_class)
+del _pass_class
+__all__ += ["SimplifyInference", "CanonicalizeOps", "CanonicalizeCast", "FastMath",
+            "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldScaleAxis"]

@@ -233,3 +233,16 @@ def test_symbolic_shapes_refs_and_type_params_roundtrip():
             "  let %y = ref_write(%r, %a);\n  ref_read(%r)\n}")
     mod = irlib.parse(text)
     roundtrip_module(mod)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_higher_order_adt_programs_roundtrip(data):
+    # irlib.testing.adt_strategies: closures, references, nested patterns, letrec, nats
+    from irlib.testing.adt_strategies import adt_programs
+    program = data.draw(adt_programs())
+    mod = program.module()
+    main_only = irlib.IRModule.from_expr(mod["main"])
+    back = irlib.parse(main_only.astext(), init_module=_PRELUDE.mod)
+    typed = irlib.infer_type(mod["main"], mod)
+    irlib.assert_structural_equal(back["main"], typed, map_free_vars=True)

@@ -45,7 +45,6 @@ def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
     """
     from . import importer, ops  # noqa: F401  (ops registers the converters)
     proto = importer.load_model(model)
-    importer.check_model(proto)
     versions = importer.opset_map(proto, opset)
     missing = importer.find_unsupported(proto, versions)
     if missing:
@@ -56,5 +55,8 @@ def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
         raise OpNotImplemented(
             f"{len(kinds)} ONNX op type(s) not supported: {listed}. Nodes: {nodes}",
             [(name, op, ver) for name, op, _, ver in missing])
+    # NOTE: after the op scan, so that a valid model using ops we lack (or ops of a domain
+    # the checker does not know) gets the complete OpNotImplemented list, not one checker error.
+    importer.check_model(proto)
     return importer.Importer(proto, shape_dict, dtype_dict, opset, keep_params_in_input,
                              sanitize_input_names).run()

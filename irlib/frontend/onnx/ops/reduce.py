@@ -27,9 +27,11 @@ _REDUCTIONS = {
 def _reduce(ctx, name, data, axes, axes_expr, attrs):
     pre, op_name, post = _REDUCTIONS[name]
     keepdims = bool(attrs.get("keepdims", 1))
+    empty = axes is not None and len(axes) == 0 or axes is None and (
+        axes_expr is None or ctx.shape(axes_expr)[0] == 0)
+    if empty and attrs.get("noop_with_empty_axes", 0):
+        return data
     if axes is not None and len(axes) == 0 or axes is None and axes_expr is None:
-        if attrs.get("noop_with_empty_axes", 0):
-            return data
         axes = list(range(ctx.ndim(data)))
     if pre == "square":
         data = ctx.emit("multiply", data, data)
@@ -37,10 +39,10 @@ def _reduce(ctx, name, data, axes, axes_expr, attrs):
         data = ctx.emit(pre, data)
     if axes is None:
         if ctx.shape(axes_expr)[0] == 0:
-            return data if attrs.get("noop_with_empty_axes", 0) else \
-                ctx.emit(op_name, data, axis=None, keepdims=keepdims)
-        result = ctx.emit(f"dyn.{op_name}", data, ctx.emit("cast", axes_expr, dtype="int64"),
-                          keepdims=keepdims)
+            result = ctx.emit(op_name, data, axis=None, keepdims=keepdims)
+        else:
+            result = ctx.emit(f"dyn.{op_name}", data,
+                              ctx.emit("cast", axes_expr, dtype="int64"), keepdims=keepdims)
     else:
         ndim = ctx.ndim(data)
         result = ctx.emit(op_name, data, axis=sorted({normalize_axis(a, ndim) for a in axes}),

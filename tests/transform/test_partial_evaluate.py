@@ -1,0 +1,228 @@
+"""PartialEvaluate: what it computes at compile time, termination, and semantics on
+generated programs."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import irlib
+from irlib import Function, Let, const, var
+from irlib.analysis import check_well_formed, count_ops
+from irlib.ir import expr as E
+from irlib.ir.functor import post_order
+from irlib.ir.types import TensorType, TypeVar
+from irlib.prelude import Prelude
+from irlib.testing import strategies as irst
+from irlib.testing.budget import examples
+from irlib.transform import (DeadCodeElimination, InferType, PartialEvaluate, Sequential,
+                             partial_evaluate)
+
+F32 = TensorType((), "float32")
+PE_DCE = Sequential([PartialEvaluate(), DeadCodeElimination(inline_once=True)])
+
+
+def pe(func, mod=None):
+    mod = irlib.IRModule.from_expr(func) if mod is None else mod.copy()
+    if mod is not None and "main" not in mod:
+        mod["main"] = func
+    elif func is not None:
+        mod["main"] = func
+    out = PE_DCE(mod)
+    InferType()(out)
+    return out
+
+
+def run(mod, *args):
+    from interp import create_executor
+    return create_executor("debug", mod=mod).evaluate()(*args)
+
+
+def plain(value):
+    if isinstance(value, (tuple, list)) or hasattr(value, "fields"):
+        return tuple(plain(v) for v in getattr(value, "fields", value))
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def constant_body(func):
+    assert isinstance(func.body, E.Constant), func.astext()
+    return func.body.data.numpy()
+
+
+# -- the reference's examples and constant folding ------------------------------------------------
+
+def test_known_call_folds_to_a_constant():
+    d = var("d", F32)
+    out = pe(Function([], E.Call(Function([d], d + d), (const(4.0),))))
+    assert constant_body(out["main"]) == 8.0
+
+
+def test_projection_of_a_known_tuple_is_the_field():
+    t = TypeVar("t")
+    x = var("x", t)
+    out = pe(Function([x], E.TupleGetItem(E.Tuple([const(4.0), x]), 1), type_params=[t]))
+    assert out["main"].body is out["main"].params[0]
+
+
+def test_reads_of_a_known_reference_are_resolved():
+    d, r = var("d", F32), var("r")
+    body = Let(r, E.RefCreate(d),
+               Let(var("u"), E.RefWrite(r, E.RefRead(r) * E.RefRead(r)), E.RefRead(r)))
+    out = pe(Function([d], body))
+    assert not any(type(n) is E.RefRead for n in post_order(out["main"]))
+    assert count_ops(out["main"]) == {"multiply": 1}
+    np.testing.assert_allclose(plain(run(out, np.array(3.0, "float32"))), 9.0)
+
+
+def test_folding_through_lets_and_ifs():
+    x, a, b = var("x", F32), var("a"), var("b")
+    body = Let(a, const(2.0) * const(3.0),
+               Let(b, irlib.If(a > const(5.0), a + const(1.0), a - const(1.0)), x * b))
+    out = pe(Function([x], body))
+    assert not any(isinstance(n, E.If) for n in post_order(out["main"]))
+    (mul,) = [n for n in post_order(out["main"]) if isinstance(n, E.Call)]
+    assert mul.args[1].data.numpy() == 7.0
+
+
+def test_match_on_a_known_adt_value_picks_the_clause():
+    p = Prelude()
+    x, y = var("x", F32), var("y", F32)
+    clause_some = E.Clause(E.PatternConstructor(p.some, [E.PatternVar(y)]), y * const(2.0))
+    clause_none = E.Clause(E.PatternConstructor(p.none, []), const(0.0))
+    data = E.Call(p.some, (const(5.0),))
+    body = E.Match(data, [clause_none, clause_some]) + x
+    out = pe(Function([x], body), p.mod)
+    assert not any(isinstance(n, E.Match) for n in post_order(out["main"]))
+    np.testing.assert_allclose(plain(run(out, np.array(1.0, "float32"))), 11.0)
+
+
+def test_match_on_unknown_data_is_residualised_with_the_store_forgotten():
+    p = Prelude()
+    opt = var("o", irlib.TypeCall(p.optional, [F32]))
+    y = var("y", F32)
+    body = E.Match(opt, [E.Clause(E.PatternConstructor(p.some, [E.PatternVar(y)]),
+                                  y + const(1.0) * const(2.0)),
+                         E.Clause(E.PatternConstructor(p.none, []), const(0.0))])
+    out = pe(Function([opt], body), p.mod)
+    matches = [n for n in post_order(out["main"]) if isinstance(n, E.Match)]
+    assert len(matches) == 1 and count_ops(out["main"]) == {"add": 1}
+
+
+def list_expr(p, values):
+    lst = E.Call(p.nil, ())
+    for v in reversed(values):
+        lst = E.Call(p.cons, (v, lst))
+    return lst
+
+
+def test_map_over_a_known_length_list_is_unrolled():
+    p = Prelude()
+    x, y = var("x", F32), var("y", F32)
+    square = Function([y], y * y)
+    mapped = E.Call(p.map, (square, list_expr(p, [x, x + const(1.0), const(3.0)])))
+    out = pe(Function([x], mapped), p.mod)
+    main = out["main"]
+    assert not any(type(n) is E.GlobalVar for n in post_order(main))
+    assert not any(isinstance(n, E.Match) for n in post_order(main))
+    # x*x and (x+1)*(x+1) stay; 3*3 is folded.
+    assert count_ops(main) == {"multiply": 2, "add": 1}
+    value = run(out, np.array(2.0, "float32"))
+    got = []
+    while value.fields:
+        got.append(float(plain(value.fields[0])))
+        value = value.fields[1]
+    assert got == [4.0, 9.0, 9.0]
+
+
+def test_recursion_on_unknown_data_terminates_and_keeps_meaning():
+    p = Prelude()
+    xs = var("xs", irlib.TypeCall(p.l, [F32]))
+    y = var("y", F32)
+    out = pe(Function([xs], E.Call(p.length, (E.Call(p.map, (Function([y], y), xs)),))),
+             p.mod)
+    assert any(type(n) is E.GlobalVar for n in post_order(out["main"]))
+    from interp.values import ConstructorValue
+    items = ConstructorValue(p.nil.tag, [], p.nil)
+    for v in (1.0, 2.0):
+        items = ConstructorValue(p.cons.tag, [np.array(v, "float32"), items], p.cons)
+    assert int(plain(run(out, items))) == 2
+
+
+def test_loop_with_an_unknown_counter_terminates():
+    n, i, acc, loop = var("n", "int32"), var("i", "int32"), var("acc", F32), var("loop")
+    step = irlib.If(i > const(0, "int32"),
+                    loop(i - const(1, "int32"), acc * const(2.0)), acc)
+    body = Let(loop, Function([i, acc], step, ret_type=F32), loop(n, const(1.0)))
+    out = pe(Function([n], body))
+    np.testing.assert_allclose(plain(run(out, np.array(5, "int32"))), 32.0)
+
+
+def test_effects_are_not_duplicated():
+    x, r, f = var("x", F32), var("r"), var("f")
+    bump = Function([], E.RefWrite(r, E.RefRead(r) + const(1.0)))
+    body = Let(r, E.RefCreate(x), Let(f, bump, Let(var("u"), f(),
+               Let(var("v"), f(), E.RefRead(r)))))
+    out = pe(Function([x], body))
+    np.testing.assert_allclose(plain(run(out, np.array(1.0, "float32"))), 3.0)
+
+
+def test_unknown_call_forgets_the_store():
+    x, r, g = var("x", F32), var("r"), var("g", irlib.FuncType([], irlib.TupleType([])))
+    body = Let(r, E.RefCreate(x), Let(var("u"), g(), E.RefRead(r)))
+    out = partial_evaluate(Function([x, g], body))
+    assert any(type(n) is E.RefRead for n in post_order(out))
+
+
+def test_idempotent_on_its_output():
+    x, a = var("x", F32), var("a")
+    func = Function([x], Let(a, const(2.0) + const(3.0), x * a))
+    once = pe(func)
+    twice = PE_DCE(once)
+    assert irlib.structural_equal(once["main"], twice["main"], map_free_vars=True)
+
+
+# -- generated programs ------------------------------------------------------------------------
+
+def assert_close(actual, expected):
+    if isinstance(expected, tuple):
+        for a, e in zip(actual, expected):
+            assert_close(a, e)
+        return
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(program=irst.programs(max_steps=12), data=st.data())
+def test_partial_evaluation_preserves_meaning(program, data):
+    mod = InferType()(program.module())
+    text = mod.astext()
+    out = PE_DCE(mod)
+    assert mod.astext() == text
+    for _, func in out.items():
+        check_well_formed(func)
+    InferType()(out)
+    inputs = data.draw(program.inputs_strategy())
+    assert_close(plain(run(out, *program.input_list(inputs))), program.reference(inputs))
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(program=irst.programs(max_steps=10, allow_constants=True))
+def test_partial_evaluation_is_idempotent_after_dce(program):
+    once = PE_DCE(program.module())
+    twice = PE_DCE(once)
+    assert irlib.structural_equal(once["main"], twice["main"], map_free_vars=True)
+
+
+def test_long_chain_without_recursion_error():
+    """About 100,000 nodes, half of them folded."""
+    x = var("x", shape=(2,))
+    current, bindings = x, []
+    for index in range(25_000):
+        v = var(f"v{index}")
+        bindings.append((v, current + (const(1.0) * const(2.0))))
+        current = v
+    body = current
+    for v, value in reversed(bindings):
+        body = Let(v, value, body)
+    out = partial_evaluate(Function([x], body))
+    assert isinstance(out, Function)
+    assert count_ops(out) == {"add": 25_000}
