@@ -29,11 +29,11 @@ def programs(draw):
     def build(depth, scope_vars):
         choice = draw(st.integers(0, 9 if depth > 0 else 2))
         if choice == 0:
-            return draw(st.sampled_from(sorted(scope_vars, key=lambda v: v.name_hint)))
+            return draw(st.sampled_from(scope_vars))
         if choice == 1:
             return const(draw(st.integers(0, 3)))
         if choice == 2:
-            usable = [e for e, needs in pool if needs <= scope_vars]
+            usable = [e for e, needs in pool if needs <= frozenset(scope_vars)]
             if usable:
                 return draw(st.sampled_from(usable))
             return const(1.0)
@@ -49,20 +49,20 @@ def programs(draw):
         elif choice == 7:
             bound = var("x")
             node = Let(bound, build(depth - 1, scope_vars),
-                       build(depth - 1, scope_vars | {bound}))
+                       build(depth - 1, scope_vars + (bound,)))
         elif choice == 8:
             param = var("p")
-            func = Function([param], build(depth - 1, scope_vars | {param}))
+            func = Function([param], build(depth - 1, scope_vars + (param,)))
             node = E.Call(func, (build(depth - 1, scope_vars),))
         else:
             head = var("h")
             node = Match(build(depth - 1, scope_vars), [
-                Clause(PatternVar(head), build(depth - 1, scope_vars | {head})),
+                Clause(PatternVar(head), build(depth - 1, scope_vars + (head,))),
                 Clause(PatternWildcard(), build(depth - 1, scope_vars))])
         pool.append((node, frozenset(free_vars(node))))
         return node
 
-    return build(draw(st.integers(1, 5)), frozenset(free))
+    return build(draw(st.integers(1, 5)), tuple(free))
 
 
 def check_scopes(text: str):
