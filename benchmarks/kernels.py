@@ -8,6 +8,11 @@ For a convolution the matmul column times ``np.matmul`` on the convolution's own
 overheads cost; the last line is np.matmul's figure on 2048x2048 (the machine's peak).
 FLOPs count 2 per multiply-add. Each figure is the median of ``repeat`` timed calls after
 warm-up calls (which also compile or load the kernels).
+
+Threads: by default BLAS (and numba) use every core. On a machine shared with other work,
+multi-threaded BLAS calls stall on the scheduler (10-100 ms per call whatever the shape), so
+pin them for stable ratios: ``OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python
+benchmarks/kernels.py``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.expr import const
 from ..ir.types import TensorType
-from ._composite import composite_grad
+from ._composite import arg_types, composite_grad
 from ._layouts import from_canonical, layout_positions, to_canonical
 from .nn_convnd import ntuple, pad_n, padding_n, windows_n
 from .registry import OpPattern, make_call, register_op
@@ -106,21 +106,94 @@ def _pool_ref(kind: str, n: int):
             out = np.power(view.sum(axis=axes), 1.0 / p)
         else:
             view, _ = _windows(x.astype(np.float64), attrs, n, 0)
-            # Count the real (or, with count_include_pad, also the explicit padding)
-            # positions in each window; ceil_mode's extra positions never count.
-            ones = np.ones((1, 1) + x.shape[2:])
-            if attrs["count_include_pad"]:
-                # Pre-padded with ones, windowed without padding: the same window grid.
-                ones = pad_n(ones, _geometry(attrs, n)[3], 1.0)
-                counts = _windows(ones, dict(attrs, padding=(0,) * (2 * n)), n, 0)[0]
-            else:
-                counts = _windows(ones, attrs, n, 0)[0]
-            counts = counts.sum(axis=axes)
+            counts = window_counts(x.shape[2:], attrs, n, attrs["count_include_pad"])
             out = view.sum(axis=axes) / np.maximum(counts, 1)
         out = from_canonical(np.asarray(out).astype(data.dtype, copy=False), canonical,
                              attrs["out_layout"] or attrs["layout"])
         return (out,)
     return reference
+
+
+def window_counts(spatial, attrs, n, include_pad) -> np.ndarray:
+    """How many real (with ``include_pad``, also explicit-padding) positions each pooling
+    window covers; ceil_mode's extra positions never count. Shape: the output's spatial."""
+    ones = np.ones((1, 1) + tuple(spatial))
+    if include_pad:
+        # Pre-padded with ones, windowed without padding: the same window grid.
+        ones = pad_n(ones, _geometry(attrs, n)[3], 1.0)
+        view = _windows(ones, dict(attrs, padding=(0,) * (2 * n)), n, 0)[0]
+    else:
+        view = _windows(ones, attrs, n, 0)[0]
+    return view.sum(axis=tuple(range(2 + n, 2 + 2 * n)))[0, 0]
+
+
+def _pool3d_forward(kind: str):
+    """3-D pooling as 2-D pooling of depth-strided slices (depth folded into the batch),
+    combined over the depth taps: the composition its gradient is taken through."""
+    def forward(data, **attrs):
+        shape = arg_types([data], f"nn.{kind}_pool3d")[0].shape
+        layout = attrs["layout"]
+        batch, depth, height, width = (shape[layout.index(c)] for c in "NDHW")
+        if not all(isinstance(v, int) for v in (batch, depth, height, width)):
+            raise NotImplementedError(f"the gradient of nn.{kind}_pool3d needs static sizes")
+        pool, strides, dilation, pads = _geometry(attrs, 3)
+        out = [pool_out_size(size, pool[i], strides[i], dilation[i], pads[i], pads[3 + i],
+                             attrs["ceil_mode"]) for i, size in enumerate((depth, height,
+                                                                           width))]
+        x = _transpose(data, [layout.index(c) for c in "NCDHW"])
+        if kind == "lp":
+            x = make_call("power", (make_call("abs", (x,)), _const(attrs["p"], x)))
+        need = (out[0] - 1) * strides[0] + dilation[0] * (pool[0] - 1) + 1
+        after = max(pads[3], need - depth - pads[0])
+        fill = -np.inf if kind == "max" else 0.0
+        x = make_call("nn.pad", (x, _const(fill, x)), {
+            "pad_width": ((0, 0), (0, 0), (pads[0], after), (0, 0), (0, 0)),
+            "pad_mode": "constant"})
+        attrs2 = {"pool_size": pool[1:], "strides": strides[1:], "dilation": dilation[1:],
+                  "padding": (pads[1], pads[2], pads[4], pads[5]), "layout": "NCHW",
+                  "out_layout": "", "ceil_mode": attrs["ceil_mode"]}
+        sums_per_window = None
+        if kind != "max":
+            attrs2["count_include_pad"] = True
+            sums_per_window = window_counts((height, width), attrs2, 2, True)
+        total = None
+        for tap in range(pool[0]):
+            start = tap * dilation[0]
+            planes = make_call("strided_slice", (x,), {
+                "begin": [start], "end": [start + (out[0] - 1) * strides[0] + 1],
+                "strides": [strides[0]], "axes": [2], "slice_mode": "end"})
+            planes = make_call("reshape", (_transpose(planes, (0, 2, 1, 3, 4)),),
+                               {"newshape": (-3, -2), "allowzero": False})
+            if kind == "max":
+                pooled = make_call("nn.max_pool2d", (planes,),
+                                   {k: v for k, v in attrs2.items()})
+                total = pooled if total is None else make_call("maximum", (total, pooled))
+            else:
+                pooled = make_call("multiply", (make_call("nn.avg_pool2d", (planes,), attrs2),
+                                                _const(sums_per_window, x)))
+                total = pooled if total is None else make_call("add", (total, pooled))
+        total = make_call("reshape", (total,), {"newshape": (-4, batch, out[0], -2),
+                                                "allowzero": False})
+        total = _transpose(total, (0, 2, 1, 3, 4))
+        if kind == "avg":
+            counts = window_counts((depth, height, width), attrs, 3, attrs["count_include_pad"])
+            total = make_call("divide", (total, _const(np.maximum(counts, 1), x)))
+        elif kind == "lp":
+            total = make_call("power", (total, _const(1.0 / attrs["p"], x)))
+        target = attrs["out_layout"] or layout
+        return _transpose(total, ["NCDHW".index(c) for c in target])
+    return composite_grad(forward)
+
+
+def _transpose(expr, axes):
+    axes = tuple(axes)
+    if axes == tuple(range(len(axes))):
+        return expr
+    return make_call("transpose", (expr,), {"axes": axes})
+
+
+def _const(value, like):
+    return make_call("cast_like", (const(np.asarray(value, dtype=np.float64)), like))
 
 
 def _pool_fields(n, avg=False, lp=False):
@@ -185,7 +258,9 @@ def _register_pools():
                 type_rel=_pool_rel(name, n), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
                 description=f"{n}-D {'Lp' if kind == 'lp' else kind} pooling", support_level=2)
             op_def.def_impl(_pool_ref(kind, n))
-            if n == 1:
+            if n == 3:
+                op_def.def_grad(_pool3d_forward(kind))
+            elif n == 1:
                 op_def.def_grad(_lift_1d_grad("lp" if kind == "lp" else f"nn.{kind}_pool2d"))
             elif n == 2:
                 op_def.def_grad(composite_grad(

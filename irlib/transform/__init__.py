@@ -54,3 +54,6 @@ for _pass_class in (SimplifyInference, CanonicalizeOps, CanonicalizeCast, FastMa
 del _pass_class
 __all__ += ["SimplifyInference", "CanonicalizeOps", "CanonicalizeCast", "FastMath",
             "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldScaleAxis"]
+from .pipeline import bind_params, optimize
+
+__all__ += ["optimize", "bind_params"]

@@ -12,12 +12,14 @@ Modes:
 * ``"first_order"``: dataflow code (ops, tuples, projections, lets, graph sharing) with
   tensor or tuple parameters; every output leaf is seeded with ones. Deprecated in Relay,
   and, as there, it refuses a ``mod`` argument.
-* ``"higher_order"`` (default): also ``if`` (the backward code branches on the same
-  condition and recomputes the taken branch's intermediate values), and calls of
-  non-recursive global functions (inlined first). As in Relay, only the first leaf of a
-  tuple output is seeded. NOTE: unlike Relay this implementation does not use references
-  and closures; recursion, closures, ``match`` and references are rejected with an
-  :class:`~irlib.errors.IRError`.
+* ``"higher_order"`` (default): everything. First-order code (ops, tuples, lets, ``if``,
+  calls of non-recursive globals, which are inlined) gets the static backward pass above,
+  where the backward code of an ``if`` branches on the same condition and recomputes the
+  taken branch's intermediate values. Code with closures, recursion, ``match``,
+  references or constructors is differentiated as Relay does, with gradient cells and a
+  backpropagator closure (:mod:`.gradient_higher_order`); transformed copies of the
+  globals it calls are then added to ``mod``. Both seed only the first leaf of a tuple
+  output, as Relay does.
 
 Before/after (types omitted)::
 
@@ -207,6 +209,11 @@ def _resolve(expr, mod):
     return expr
 
 
+class _RecursiveGlobals(IRError):
+    """Raised when inlining leaves global calls (recursion): the reference-based AD is
+    used instead."""
+
+
 def _inline_globals(func, mod):
     if mod is None or not any(type(n) is E.GlobalVar for n in post_order(func)):
         return func
@@ -218,8 +225,7 @@ def _inline_globals(func, mod):
     inlined = inline_globals(work)["__gradient_entry"]
     leftover = [n.name_hint for n in post_order(inlined) if type(n) is E.GlobalVar]
     if leftover:
-        raise IRError(f"gradient (higher_order): recursive global functions are not supported "
-                      f"(@{', @'.join(sorted(set(leftover)))})")
+        raise _RecursiveGlobals(f"recursive globals: @{', @'.join(sorted(set(leftover)))}")
     return inlined
 
 
@@ -249,7 +255,14 @@ def gradient(expr, mod=None, mode: str = "higher_order") -> E.Function:
             raise RuntimeError("gradient(mode='first_order') does not take a module")
     func = _resolve(expr, mod)
     if mode == "higher_order":
-        func = _inline_globals(func, mod)
+        from .gradient_higher_order import higher_order_gradient, needs_references
+        original = func
+        try:
+            func = _inline_globals(func, mod)
+        except _RecursiveGlobals:
+            return higher_order_gradient(original, mod)
+        if needs_references(func):
+            return higher_order_gradient(original, mod)
     from ..typeinf import infer_expr
     typed = infer_expr(to_a_normal_form(func.replace(ret_type=None)), mod)
     first = [False]
