@@ -370,11 +370,13 @@ class Codegen:
         """Compile operands left to right (see the note on evaluation order)."""
         values = []
         for expr in exprs:
-            statements = []
-            value = yield _Value(expr, statements, scope)
-            if statements:
-                values = [self.spill(earlier, block) for earlier in values]
-                block.extend(statements)
+            mark = len(block)
+            value = yield _Value(expr, block, scope)
+            if len(block) > mark and any(earlier[1] for earlier in values):
+                # bind the earlier operands before the statements this one needed
+                spills = []
+                values = [self.spill(earlier, spills) for earlier in values]
+                block[mark:mark] = spills
             if value[1] >= MAX_INLINE_DEPTH:
                 value = self.spill(value, block)
             values.append(value)

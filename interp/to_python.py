@@ -166,14 +166,22 @@ class PythonFunction:
         self.params = params
 
     def __call__(self, *args):
+        dtypes = [None] * len(args)
         if self.params is not None and len(args) == len(self.params):
-            values = [as_value(arg, _scalar_dtype(param)) for arg, param in zip(args, self.params)]
-        else:
-            values = [as_value(arg) for arg in args]
-        return run_deep(self.function, *values)
+            dtypes = [_scalar_dtype(param) for param in self.params]
+        return run_deep(self.function, *[_argument(arg, dtype)
+                                         for arg, dtype in zip(args, dtypes)])
 
     def __repr__(self) -> str:
         return f"<PythonFunction {self.function.__name__}>"
+
+
+def _argument(arg, dtype):
+    if isinstance(arg, PythonFunction):
+        return arg.function
+    if isinstance(arg, types.FunctionType):
+        return arg
+    return as_value(arg, dtype)
 
 
 def _scalar_dtype(param):

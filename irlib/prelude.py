@@ -85,6 +85,17 @@ class Prelude:
         self.optional, self.some, self.none = mod.get_type("Option")
         self.tree, self.rose = mod.get_type("Tree")
 
+    def __getattr__(self, name: str):
+        # Relay's ops set every generated definition as a Prelude attribute; irlib looks the
+        # name up in the module instead, so ``p.tensor_array_read_float32`` still works.
+        if name.startswith("_") or name == "mod":
+            raise AttributeError(name)
+        try:
+            return self.mod.get_global_var(name)
+        except UnknownNameError:
+            raise AttributeError(f"Prelude has no attribute or global function {name!r}") \
+                from None
+
     # -- dynamic tensor arrays --------------------------------------------------------------
     @staticmethod
     def get_name(canonical: str, dtype: str) -> str:

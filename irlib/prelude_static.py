@@ -10,9 +10,13 @@ concatenate give ``[?] + shape[1:]``, expand_dims ``[?] + shape``, or ``[1] + sh
 ``batch_dim == 1``).
 
 Registered: ``tensor_t`` (the ADT), ``tensor_get_data``, ``tensor_array``,
-``tensor_array_read``, ``tensor_array_write``, ``tensor_expand_dims``, ``tensor_take``,
-``tensor_concatenate``, ``tensor_array_unstack`` (+ ``_helper``), ``tensor_array_stack`` and
-``tensor_array_concat``. Not yet: scatter, split and gather.
+``tensor_array_read``, ``tensor_array_write``, ``tensor_expand_dims``,
+``tensor_array_scatter`` (+ ``_helper``), ``tensor_array_stack``, ``tensor_array_gather``
+(+ ``_helper``), and for rank >= 1 also ``tensor_take``, ``tensor_concatenate``,
+``tensor_array_concat``, ``tensor_array_unstack`` (+ ``_helper``) and ``tensor_array_split``
+(+ ``ta_split_helper``). :meth:`StaticTensorArrayOps.define_tensor_array_scatter` adds a
+scatter for a static indices shape (named with ``_indices_{dims}``).
+:func:`get_tensor_array_shape` reads the element shape back out of a tensor array's type.
 """
 
 from __future__ import annotations
@@ -93,31 +97,77 @@ class StaticTensorArrayOps:
     # -- registration -------------------------------------------------------------------------
     def register(self) -> None:
         """Define the ADT and the functions listed in the module docstring (once)."""
-        mod = self.prelude.mod
+        templates = dict(_FUNCTIONS)
+        if self.shape:
+            templates.update(_RANKED_FUNCTIONS)
+        self._define(templates, self._names(templates))
+
+    def define_tensor_array_scatter(self, indices_shape=None) -> None:
+        """Define ``tensor_array_scatter`` (+ helper) for indices of ``indices_shape``.
+
+        Args:
+            indices_shape: None for ``Tensor[(?), int32]`` indices (the names
+                :meth:`register` uses), or a rank-1 shape; then the names end in
+                ``_indices_{dims}`` (``tensor_array_scatter_float32_2_indices_3``) and a
+                static first dim is the loop bound.
+
+        Raises:
+            ValueError: if ``indices_shape`` is not of rank 1.
+        """
+        templates = {key: _FUNCTIONS[key] for key in
+                     ("tensor_array_scatter_helper", "tensor_array_scatter")}
+        if indices_shape is None:
+            self._define(templates, self._names(templates))
+            return
+        indices_shape = tuple(normalize_dim(d) for d in indices_shape)
+        if len(indices_shape) != 1:
+            raise ValueError(f"scatter indices must have rank 1, got shape {indices_shape}")
+        extra = {"indices": indices_shape}
+        names = self._names(templates)
+        for canonical in templates:
+            names[canonical] = self.get_name(canonical, extra)
+        names["indices_data"] = _type_text(indices_shape, "int32")
+        if not isinstance(indices_shape[0], AnyDim):
+            names["indices_limit"] = str(int(indices_shape[0]))
+        self._define(templates, names)
+
+    def _names(self, templates) -> dict:
+        """Template substitutions: ADT names of every derived shape and function names."""
         shape, dtype = self.shape, self.dtype
-        lead = 1 if self.batch_dim == 1 else Any
-        shapes = {"": shape, "grown_": (Any,) + shape, "lead_": (lead,) + shape}
-        if shape:
-            shapes.update({"rest_": (Any,) + shape[1:], "elem_": shape[1:]})
         names = {}
-        for prefix, for_shape in shapes.items():
+        for prefix, for_shape in self._shapes().items():
             names[prefix + "t"] = self._name("tensor_t", for_shape)
             names[prefix + "nil"] = self._name("tensor_nil", for_shape)
             names[prefix + "ctor"] = self._name("tensor_constructor", for_shape)
             names[prefix + "data"] = _type_text(for_shape, dtype)
-        names["ta"] = f"List[{names['t']}]"
+            names[prefix + "ta"] = f"List[{names[prefix + 't']}]"
+        names["indices_data"] = _type_text((Any,), "int32")
+        names["indices_limit"] = "take(shape_of(%indices), 0)"
+        for canonical in list(_FUNCTIONS) + (list(_RANKED_FUNCTIONS) if shape else []):
+            names[canonical] = self.get_name(canonical)
+        for canonical in templates:
+            names.setdefault(canonical, self.get_name(canonical))
+        return names
+
+    def _shapes(self) -> dict:
+        """The element shapes the ops use, by template prefix (see the module docstring)."""
+        shape = self.shape
+        lead = 1 if self.batch_dim == 1 else Any
+        shapes = {"": shape, "grown_": (Any,) + shape, "lead_": (lead,) + shape}
+        if shape:
+            shapes.update({"rest_": (Any,) + shape[1:], "elem_": shape[1:]})
+        return shapes
+
+    def _define(self, templates: dict, names: dict) -> None:
+        """Parse the ADTs and the ``templates`` whose names the module does not have yet."""
+        mod = self.prelude.mod
         chunks, defined = [], set()
-        for prefix in shapes:
+        for prefix in self._shapes():
             type_name = names[prefix + "t"]
             if type_name not in defined and type_name not in mod:
                 defined.add(type_name)
                 fields = {key: names[prefix + key] for key in ("t", "nil", "ctor", "data")}
                 chunks.append(_ADT.substitute(fields))
-        templates = dict(_FUNCTIONS)
-        if shape:
-            templates.update(_RANKED_FUNCTIONS)
-        for canonical in templates:
-            names[canonical] = self.get_name(canonical)
         for canonical, template in templates.items():
             if names[canonical] not in mod:
                 chunks.append(template.substitute(names))
@@ -129,6 +179,50 @@ class StaticTensorArrayOps:
 
     def _name(self, canonical: str, shape) -> str:
         return get_name_static(canonical, self.dtype, shape, self.batch_dim)
+
+
+def get_tensor_array_shape(expr, dtype: str, prelude):
+    """The static element shape of the tensor array ``expr`` evaluates to.
+
+    Type-checks ``expr`` against the prelude's module (the module is not changed) and reads
+    the shape out of the name of its element ADT, ``static_tensor_{dtype}_{dims}_t``.
+
+    Args:
+        expr: an expression whose type is ``List[static_tensor_..._t]``.
+        dtype: the element dtype.
+        prelude: the :class:`~irlib.prelude.Prelude` whose module defines the ADT.
+
+    Returns:
+        The shape as a tuple of ints and Any (``()`` for scalars), or None if the elements
+        are not a static tensor ADT of ``dtype``.
+
+    Raises:
+        TypeInferenceError: if ``expr`` is ill-typed.
+        ValueError: if ``expr`` is not a tensor array (a List of an ADT).
+    """
+    from .ir.types import TypeCall
+    from .transform.infer_type import infer_type
+    ty = infer_type(expr, prelude.mod).checked_type
+    list_type = prelude.mod.get_global_type_var("List")
+    if not (isinstance(ty, TypeCall) and ty.func == list_type and len(ty.args) == 1
+            and isinstance(ty.args[0], TypeCall)):
+        raise ValueError(f"expected a tensor array (List of a tensor ADT), got type {ty}")
+    name = ty.args[0].func.name_hint
+    prefix, suffix = f"static_tensor_{dtype}_", "_t"
+    if not (name.startswith(prefix) and name.endswith(suffix)):
+        return None
+    shape_str = name[len(prefix):-len(suffix)]
+    if shape_str == "scalar":
+        return ()
+    shape = []
+    for dim in shape_str.split("_"):
+        if dim in ("any", "?"):
+            shape.append(Any)
+        elif dim.isdigit():
+            shape.append(int(dim))
+        else:
+            return None
+    return tuple(shape)
 
 
 # NOTE: templates use string.Template ($name) so that the text format's braces stay literal.
@@ -160,6 +254,37 @@ _FUNCTIONS = {
   let %parts = @map(%data, @map(@$tensor_expand_dims, %ta));
   $grown_ctor(@foldl(%join, @hd(%parts), @tl(%parts)))
 }"""),
+    "tensor_array_scatter_helper": Template(
+        """def @$tensor_array_scatter_helper(%ta: $ta, %current: int32, %limit: int32,
+    %indices: $indices_data, %values: $ta) -> $ta {
+  if (%current == %limit) {
+    %ta
+  } else {
+    let %ta1 = @update(%ta, take(%indices, %current), @nth(%values, %current));
+    @$tensor_array_scatter_helper(%ta1, %current + 1, %limit, %indices, %values)
+  }
+}"""),
+    "tensor_array_scatter": Template(
+        """def @$tensor_array_scatter(%ta: $ta, %indices: $indices_data, %values: $ta) -> $ta {
+  @$tensor_array_scatter_helper(%ta, 0, $indices_limit, %indices, %values)
+}"""),
+    # NOTE: accu collects the picked elements back to front, so the stack keeps index order.
+    "tensor_array_gather_helper": Template(
+        """def @$tensor_array_gather_helper(%ta: $ta, %accu: $ta, %current: int32, %limit: int32,
+    %indices: Tensor[(?), int32]) -> $grown_t {
+  if (%current == 0) {
+    @$tensor_array_stack(%accu)
+  } else {
+    let %i = %current - 1;
+    @$tensor_array_gather_helper(%ta, Cons(@nth(%ta, take(%indices, %i)), %accu), %i, %limit,
+      %indices)
+  }
+}"""),
+    "tensor_array_gather": Template(
+        """def @$tensor_array_gather(%ta: $ta, %indices: Tensor[(?), int32]) -> $grown_t {
+  let %limit = take(shape_of(%indices), 0);
+  @$tensor_array_gather_helper(%ta, Nil, %limit, %limit, %indices)
+}"""),
 }
 
 # only for rank >= 1
@@ -181,8 +306,27 @@ _RANKED_FUNCTIONS = {
   let %join = fn (%acc: $rest_data, %x: $rest_data) -> $rest_data {
     concatenate((%acc, %x), axis=0)
   };
-  let %parts = @map(%data, %ta);
-  $rest_ctor(@foldl(%join, @hd(%parts), @tl(%parts)))
+  match (%ta) {
+    Nil => $rest_nil,
+    Cons(%h, %tl) => $rest_ctor(@foldl(%join, %data(%h), @map(%data, %tl))),
+  }
+}"""),
+    # the slices have lengths[k] rows, so the array holds the [?] + shape[1:] ADT
+    "ta_split_helper": Template(
+        """def @$ta_split_helper(%ta: $rest_ta, %value: $t, %offset: int32, %current: int32,
+    %limit: int32, %lengths: Tensor[(?), int32]) -> $rest_ta {
+  if (%current == %limit) {
+    %ta
+  } else {
+    let %length = take(%lengths, %current);
+    let %ta1 = @update(%ta, %current, @$tensor_take(%value, %offset, %offset + %length));
+    @$ta_split_helper(%ta1, %value, %offset + %length, %current + 1, %limit, %lengths)
+  }
+}"""),
+    "tensor_array_split": Template(
+        """def @$tensor_array_split(%ta: $rest_ta, %value: $t,
+    %lengths: Tensor[(?), int32]) -> $rest_ta {
+  @$ta_split_helper(%ta, %value, 0, 0, take(shape_of(%lengths), 0), %lengths)
 }"""),
     "tensor_array_unstack_helper": Template(
         """def @$tensor_array_unstack_helper(%i: int32, %up: int32, %t: $data) -> List[$elem_t] {

@@ -82,7 +82,14 @@ def normalize_dtype(dtype) -> str:
     return name
 
 
+#: The narrow float formats of ONNX (numpy arrays of them need the ``ml_dtypes`` package).
+_NARROW_FLOATS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                  "float8_e8m0fnu", "float4_e2m1fn")
+
+
 def _is_known_dtype(name: str) -> bool:
+    if name in _NARROW_FLOATS:
+        return True
     base, _, lanes = name.partition("x")
     if lanes and not lanes.isdigit():
         return False
@@ -91,7 +98,7 @@ def _is_known_dtype(name: str) -> bool:
     for prefix in ("uint", "int", "float"):
         if base.startswith(prefix):
             bits = base[len(prefix):]
-            return bits.isdigit() and int(bits) in (1, 4, 8, 16, 32, 64)
+            return bits.isdigit() and int(bits) in (1, 2, 4, 8, 16, 32, 64)
     return False
 
 

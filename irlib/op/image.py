@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
+from ..ir.expr import Tuple, const
 from ..ir.types import TensorType, normalize_dtype
-from ._composite import composite_grad
+from ._composite import arg_types, composite_grad
 from ._layouts import from_canonical, layout_positions, to_canonical
 from .registry import OpPattern, make_call, register_op
 from .type_relations import expect_tensor
@@ -136,6 +137,58 @@ def resize_nchw(data, size, method, mode, rounding, alpha=-0.5, exclude=False, r
     return out
 
 
+def resize_expr(data, layout, in_hw, size, method, mode, rounding, alpha=-0.5, exclude=False,
+                roi=None, extrapolation=0.0):
+    """A resize as primitives (for gradients): resizing is linear and separable, so it is one
+    einsum of the NCHW data with two constant interpolation matrices (plus the extrapolation
+    mask of ``tf_crop_and_resize``).
+
+    Args:
+        data: the input expression in ``layout``.
+        layout: a permutation of ``NCHW``.
+        in_hw: the static input ``(height, width)``.
+        size, method, mode, rounding, alpha, exclude, roi, extrapolation: as
+            :func:`resize_nchw`.
+
+    Returns:
+        An expression in ``layout``.
+    """
+    if rounding == "":
+        rounding = "round" if mode == "align_corners" else "floor"
+    roi = roi if roi is not None else (0.0, 0.0, 1.0, 1.0)
+    matrices, outside = [], np.zeros(tuple(size), bool)
+    for i in range(2):
+        coords = source_coordinates(size[i], in_hw[i], mode, (roi[i], roi[2 + i]))
+        # Resampling the identity gives row o = the weights of output o over the inputs.
+        matrices.append(resample_axis(np.eye(in_hw[i]), 0, coords, method, rounding, alpha,
+                                      exclude))
+        if mode == "tf_crop_and_resize":
+            mask = (coords < 0) | (coords > in_hw[i] - 1)
+            outside = outside | (mask[:, None] if i == 0 else mask[None, :])
+    x = _transpose(data, [layout.index(c) for c in "NCHW"])
+    weights = [make_call("cast_like", (const(m), x)) for m in matrices]
+    out = make_call("einsum", (Tuple([x] + weights),), {"equation": "nchw,ih,jw->ncij"})
+    if outside.any():
+        out = make_call("where", (const(outside), make_call(
+            "cast_like", (const(float(extrapolation)), out)), out))
+    return _transpose(out, ["NCHW".index(c) for c in layout])
+
+
+def _transpose(expr, axes):
+    axes = tuple(axes)
+    if axes == tuple(range(len(axes))):
+        return expr
+    return make_call("transpose", (expr,), {"axes": axes})
+
+
+def _static_hw(data, layout, what):
+    shape = arg_types([data], what)[0].shape
+    hw = (shape[layout.index("H")], shape[layout.index("W")])
+    if not all(isinstance(v, int) for v in hw):
+        raise NotImplementedError(f"the gradient of {what} needs a static spatial size")
+    return hw
+
+
 # -- resize2d ----------------------------------------------------------------------------------
 
 def _check_choice(op, name, value, choices):
@@ -182,6 +235,21 @@ def _resize_ref(data, **attrs):
     if np.issubdtype(np.dtype(dtype), np.integer):
         out = np.round(out)
     return (from_canonical(out.astype(dtype), "NCHW", attrs["layout"]),)
+
+
+@_RESIZE.def_grad
+@composite_grad
+def _resize_grad(data, **attrs):
+    if attrs["out_dtype"] and not normalize_dtype(attrs["out_dtype"]).startswith("float"):
+        raise NotImplementedError("image.resize2d with an integer out_dtype has no gradient")
+    out = resize_expr(data, attrs["layout"], _static_hw(data, attrs["layout"],
+                                                         "image.resize2d"),
+                      attrs["size"], attrs["method"], attrs["coordinate_transformation_mode"],
+                      attrs["rounding_method"], attrs["cubic_alpha"],
+                      bool(attrs["cubic_exclude"]), attrs["roi"], attrs["extrapolation_value"])
+    if attrs["out_dtype"]:
+        out = make_call("cast", (out,), {"dtype": normalize_dtype(attrs["out_dtype"])})
+    return out
 
 
 def resize2d(data, size, roi=None, layout="NCHW", method="linear",
@@ -262,15 +330,12 @@ def _upsampling_ref(data, scale_h=1.0, scale_w=1.0, layout="NCHW", method="neare
 
 @_UPSAMPLING.def_grad
 @composite_grad
-def _upsampling_grad(data, scale_h=1.0, scale_w=1.0, layout="NCHW", method="nearest_neighbor",
-                     align_corners=False):
-    if method != "nearest_neighbor" or align_corners or not (
-            float(scale_h).is_integer() and float(scale_w).is_integer()):
-        raise NotImplementedError("the gradient of nn.upsampling is implemented for "
-                                  "nearest_neighbor with integer scales only")
-    # Nearest upsampling by integer factors repeats every element.
-    out = make_call("repeat", (data,), {"repeats": int(scale_h), "axis": layout.index("H")})
-    return make_call("repeat", (out,), {"repeats": int(scale_w), "axis": layout.index("W")})
+def _upsampling_grad(data, scale_h=1.0, scale_w=1.0, layout="NCHW",
+                     method="nearest_neighbor", align_corners=False):
+    in_hw = _static_hw(data, layout, "nn.upsampling")
+    size = (int(in_hw[0] * scale_h), int(in_hw[1] * scale_w))
+    mode = "align_corners" if align_corners else "asymmetric"
+    return resize_expr(data, layout, in_hw, size, _UPSAMPLING_METHODS[method], mode, "")
 
 
 def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighbor",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
-from ..ir.expr import const
+from ..ir.expr import Tuple, const
 from ..ir.types import TensorType
 from ._composite import arg_types, composite_grad
 from ._layouts import from_canonical, layout_positions, to_canonical
@@ -388,6 +388,44 @@ def _adaptive_ref(kind: str, n: int):
     return reference
 
 
+def _adaptive_forward(kind: str, n: int):
+    """Adaptive pooling as primitives, one spatial axis at a time: averaging is an einsum
+    with a constant bin-averaging matrix; max takes each bin's positions and reduces."""
+    canonical = _LAYOUT[n]
+
+    def forward(data, output_size=None, layout=canonical, out_layout=""):
+        shape = arg_types([data], f"nn.adaptive_{kind}_pool{n}d")[0].shape
+        x = _transpose(data, [layout.index(c) for c in canonical])
+        sizes = (None,) * n if output_size is None else tuple(output_size)
+        sizes = sizes * n if len(sizes) == 1 else sizes
+        rank = n + 2
+        for i, size in enumerate(sizes):
+            axis = 2 + i
+            length = shape[layout.index(canonical[axis])]
+            if not isinstance(length, int):
+                raise NotImplementedError("the gradient of an adaptive pool needs static "
+                                          "spatial sizes")
+            size = length if size is None else size
+            starts, ends = adaptive_bins(length, size)
+            if kind == "avg":
+                matrix = np.zeros((size, length))
+                for row, (start, end) in enumerate(zip(starts, ends)):
+                    matrix[row, start:end] = 1.0 / (end - start)
+                letters = "abcdefgh"[:rank]
+                result = letters[:axis] + "z" + letters[axis + 1:]
+                x = make_call("einsum", (Tuple([x, _const(matrix, x)]),),
+                              {"equation": f"{letters},z{letters[axis]}->{result}"})
+            else:
+                width = int(np.max(ends - starts))
+                positions = np.minimum(starts[:, None] + np.arange(width), ends[:, None] - 1)
+                taken = make_call("take", (x, const(positions.astype(np.int32))),
+                                  {"axis": axis, "batch_dims": 0, "mode": "clip"})
+                x = make_call("max", (taken,), {"axis": [axis + 1], "keepdims": False,
+                                                "exclude": False})
+        return _transpose(x, [canonical.index(c) for c in (out_layout or layout)])
+    return forward
+
+
 def _register_adaptive():
     builders = {}
     for n in (1, 2, 3):
@@ -400,6 +438,7 @@ def _register_adaptive():
                 type_rel=_adaptive_rel(name, n), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
                 description=f"{n}-D adaptive {kind} pooling to output_size", support_level=2)
             op_def.def_impl(_adaptive_ref(kind, n))
+            op_def.def_grad(composite_grad(_adaptive_forward(kind, n)))
             builders[name] = _adaptive_builder(name, n)
     return builders
 

@@ -11,6 +11,10 @@ form, NaN, ...) print as ``meta[relay.Constant][k]``; the table they index is wr
       ]
     }
 
+Any other key names an attrs type (``"relay.attrs.Conv2DAttrs"``); its entries are JSON
+objects of attribute fields, and ``meta[relay.attrs.Conv2DAttrs][k]`` written as a call's
+last argument gives that call its attrs (see :func:`decode_attrs`).
+
 TVM writes this section in its object-graph serialization (SaveJSON), which irlib cannot
 reproduce; this format is irlib's own (see docs/text-format.md). The parser reuses
 :func:`load_metadata` / :func:`decode_constant`.
@@ -25,6 +29,7 @@ import json
 import numpy as np
 
 from ..errors import ParseError
+from ..ir.attrs import Attrs
 
 CONSTANT_KEY = "relay.Constant"
 
@@ -81,6 +86,43 @@ def decode_constant(entry) -> np.ndarray:
                          f"{count * dtype.itemsize} bytes, got {len(raw)}")
     flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count)
     return flat.astype(dtype).reshape(shape)
+
+
+def decode_attrs(entry, type_key: str) -> Attrs:
+    """The attrs object a metadata entry under ``type_key`` describes.
+
+    Args:
+        entry: a JSON object mapping field names to JSON values (lists become tuples), or an
+            :class:`~irlib.ir.attrs.Attrs` (from ``init_meta_table``), returned as it is.
+        type_key: the metadata key the entry is listed under; the attrs' type key.
+
+    Returns:
+        The Attrs (with no schema defaults; the parser fills an op's defaults).
+
+    Raises:
+        ParseError: if the entry is neither an object with string keys nor an Attrs.
+    """
+    if isinstance(entry, Attrs):
+        return entry
+    if not isinstance(entry, dict) or not all(isinstance(key, str) for key in entry):
+        raise ParseError(f"metadata entry of {type_key} must be an object of attribute "
+                         f"fields, got {str(entry)[:80]}")
+    for name, value in entry.items():
+        if not _is_attr_json(value):
+            raise ParseError(f"metadata attribute {name} of {type_key} must be a number, "
+                             f"string, bool, null or a list of those, got {str(value)[:80]}")
+    return Attrs(entry, type_key)
+
+
+def _is_attr_json(value) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif not (item is None or isinstance(item, (bool, int, float, str))):
+            return False
+    return True
 
 
 def dump_metadata(constants) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..ir import expr as E
 from ..ir.attrs import Attrs
+from .meta import CONSTANT_KEY
 from .parse_types import TypeRules
 
 # token kind -> (precedence, op name); all left-associative
@@ -161,8 +162,11 @@ class ExprRules(TypeRules):
         """``'(' args ')'`` after ``callee``; builds the Call (generator)."""
         self.expect("(")
         args, attrs, attr_tokens = [], {}, {}
+        meta_token = None
         while not self.accept(")"):
-            if self.at_attr():
+            if self._at_meta_attrs():
+                meta_token = self.advance()
+            elif self.at_attr():
                 name, value, name_token = yield self.p_attr()
                 if name in attrs:
                     raise self.error_at(name_token, f"attribute {name} given twice")
@@ -175,7 +179,37 @@ class ExprRules(TypeRules):
             if not self.accept(","):
                 self.expect(")", "',' or ')'")
                 break
+        if meta_token is not None:
+            if attrs:
+                raise self.error_at(meta_token, "attributes given both as keywords and as "
+                                                "metadata")
+            return self.make_meta_attrs_call(callee, args, meta_token, start)
         return self.make_call(callee, args, attrs, attr_tokens, start)
+
+    def _at_meta_attrs(self) -> bool:
+        # relay_spec §2.3: a lone trailing meta[...] argument that is not a constant is the
+        # call's attrs object.
+        token = self.peek()
+        if token.kind != "META" or token.value[0] == CONSTANT_KEY:
+            return False
+        after = self.peek(1).kind
+        return after == ")" or (after == "," and self.peek(2).kind == ")")
+
+    def make_meta_attrs_call(self, callee, args, meta_token, start):
+        """The Call of ``callee(args, meta[Key][k])`` whose attrs come from the metadata."""
+        meta_attrs = self.meta_attrs(meta_token)
+        if type(callee) is E.Op:
+            op_def = self.op_def(callee.name)
+            schema = op_def.attrs
+            if schema is None or schema.type_key != meta_attrs.type_key:
+                expected = schema.type_key if schema is not None else "no attributes"
+                raise self.error_at(meta_token, (
+                    f"{callee.name} takes {expected}, not {meta_attrs.type_key}"))
+            tokens = {name: meta_token for name in meta_attrs}
+            return self.make_call(callee, args, dict(meta_attrs), tokens, start)
+        if type(callee) is E.Constructor:
+            raise self.error_at(meta_token, "a constructor call takes no attributes")
+        return E.Call(callee, tuple(args), meta_attrs, span=self.span_from(start))
 
     def make_call(self, callee, args, attrs, attr_tokens, start):
         """The Call node of ``callee(args, attrs)``, checking arities and attributes."""

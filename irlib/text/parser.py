@@ -27,7 +27,7 @@ from ..ir.types import GlobalTypeVar, TypeData
 from ..ndarray import NDArray
 from ..op import registry
 from .lexer import SourceText, tokenize
-from .meta import CONSTANT_KEY, load_metadata
+from .meta import CONSTANT_KEY, decode_attrs, load_metadata
 from .parse_exprs import ExprRules
 from .parse_types import looks_like_dtype
 
@@ -140,6 +140,7 @@ class _Parser(ExprRules):
     # -- metadata -----------------------------------------------------------------------------
     def _load_meta(self, init_meta_table) -> list:
         constants = []
+        self.meta_other: dict = {}       # attrs type key -> entries (JSON objects or Attrs)
         last = self.tokens[-2] if len(self.tokens) > 1 else None
         if last is not None and last.kind == "METADATA":
             try:
@@ -147,22 +148,46 @@ class _Parser(ExprRules):
             except ParseError as error:
                 raise self.error_at(last, error.message) from None
             constants.extend(table.get(CONSTANT_KEY, []))
-        for entry in (init_meta_table or {}).get(CONSTANT_KEY, []):
-            if isinstance(entry, E.Constant):
-                entry = entry.data
-            constants.append(entry.numpy() if isinstance(entry, NDArray) else entry)
+            for key, entries in table.items():
+                if key != CONSTANT_KEY:
+                    self.meta_other.setdefault(key, []).extend(entries)
+        for key, entries in (init_meta_table or {}).items():
+            if key != CONSTANT_KEY:
+                self.meta_other.setdefault(key, []).extend(entries)
+                continue
+            for entry in entries:
+                if isinstance(entry, E.Constant):
+                    entry = entry.data
+                constants.append(entry.numpy() if isinstance(entry, NDArray) else entry)
         return constants
 
     def meta_array(self, token):
         """The array a ``meta[relay.Constant][k]`` token refers to."""
         key, index = token.value
         if key != CONSTANT_KEY:
-            raise self.error_at(token, f"unsupported metadata type key {key!r} (only "
-                                       f"{CONSTANT_KEY} is supported)")
+            raise self.error_at(token, f"meta[{key}][...] is not a constant: only "
+                                       f"meta[{CONSTANT_KEY}][k] is an expression (other "
+                                       f"metadata may only be a call's last argument, as its "
+                                       f"attrs)")
         if index >= len(self.meta_constants):
             raise self.error_at(token, f"meta[{key}][{index}] is out of range: the metadata "
                                        f"has {len(self.meta_constants)} constant(s)")
         return self.meta_constants[index]
+
+    def meta_attrs(self, token):
+        """The Attrs a ``meta[AttrsTypeKey][k]`` token (a call's last argument) refers to."""
+        key, index = token.value
+        if key == CONSTANT_KEY:
+            raise self.error_at(token, "a constant cannot be a call's attrs")
+        entries = self.meta_other.get(key, [])
+        if index >= len(entries):
+            raise self.error_at(token, f"meta[{key}][{index}] is out of range: the metadata "
+                                       f"has {len(entries)} {key} entr"
+                                       f"{'y' if len(entries) == 1 else 'ies'}")
+        try:
+            return decode_attrs(entries[index], key)
+        except ParseError as error:
+            raise self.error_at(token, error.message) from None
 
     def meta_constant(self, token):
         """The Constant node of a metadata reference (one node per index)."""

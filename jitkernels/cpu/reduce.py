@@ -18,8 +18,45 @@ from .._geometry import as_arb, is_float, normalize_axes, reduce_arb_kinds, redu
 SUM, MEAN, MAX, MIN, PROD = reduce_arb_kinds()
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath={"reassoc", "nsz"})
+def reduce_rows(x, out, kind):
+    """Reduce each row of ``x (A, R)`` into ``out (A,)``; a register accumulator that LLVM
+    may reassociate, so the loop vectorises (NaN inputs of max/min never get here)."""
+    rows, extent = x.shape
+    for a in prange(rows):
+        if kind == 2:
+            acc = -np.inf
+        elif kind == 3:
+            acc = np.inf
+        elif kind == 4:
+            acc = 1.0
+        else:
+            acc = 0.0
+        for r in range(extent):
+            value = np.float64(x[a, r])
+            if kind <= 1:
+                acc += value
+            elif kind == 2:
+                acc = max(acc, value)
+            elif kind == 3:
+                acc = min(acc, value)
+            else:
+                acc *= value
+        if kind == 1:
+            acc /= extent
+        out[a] = acc
+
+
 def reduce_arb(x, out, kind):
+    """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)`` (see :func:`reduce_arb_core`)."""
+    if x.shape[2] == 1:
+        reduce_rows(x.reshape(x.shape[0], x.shape[1]), out.reshape(-1), kind)
+    else:
+        reduce_arb_core(x, out, kind)
+
+
+@njit(cache=True, parallel=True)
+def reduce_arb_core(x, out, kind):
     """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)``.
 
     Args:

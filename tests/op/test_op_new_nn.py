@@ -14,7 +14,7 @@ import irlib
 from irlib import TensorType, size_var
 from irlib.errors import TypeInferenceError
 
-from op_test_helpers import OpRecord, check_gradient, check_record, rand, type_of
+from op_test_helpers import OpRecord, check_gradient, check_record, type_of
 from ort_oracle import run_node
 
 RNG = np.random.default_rng(5)
@@ -399,6 +399,37 @@ GRAD_CASES = [
                                           "p": 3.0}),
     (irlib.nn.lp_pool2d, [f64(1, 2, 5, 5)], {"pool_size": 2, "padding": 1}),
     (irlib.nn.upsampling, [f64(1, 2, 3, 2)], {"scale_h": 2, "scale_w": 3}),
+    (irlib.nn.upsampling, [f64(1, 2, 3, 2)], {"scale_h": 2, "scale_w": 1.5,
+                                              "method": "bicubic"}),
+    (irlib.nn.upsampling, [f64(1, 3, 2, 2)], {"scale_h": 2, "scale_w": 2, "layout": "NHWC",
+                                              "method": "bilinear", "align_corners": True}),
+    (irlib.image.resize2d, [f64(1, 2, 4, 3)], {"size": (5, 7)}),
+    (irlib.image.resize2d, [f64(1, 4, 3, 2)], {"size": (2, 5), "layout": "NHWC",
+                                               "method": "cubic", "cubic_exclude": 1,
+                                               "coordinate_transformation_mode": "asymmetric"}),
+    (irlib.image.resize2d, [f64(1, 2, 4, 3)], {"size": (3, 5), "method": "nearest_neighbor",
+                                               "coordinate_transformation_mode":
+                                               "align_corners"}),
+    (irlib.image.resize2d, [f64(1, 2, 4, 3)],
+     {"size": (5, 4), "coordinate_transformation_mode": "tf_crop_and_resize",
+      "roi": (0.2, -0.3, 1.1, 0.9), "extrapolation_value": 3.0}),
+] + [
+    (getattr(irlib.nn, f"{kind}_pool3d"), [f64(1, 2, 5, 4, 5)],
+     dict(pool_size=(2, 3, 2), strides=(2, 1, 2), padding=(1, 1, 0, 0, 1, 0), ceil_mode=True,
+          **extra))
+    for kind, extra in (("max", {}), ("avg", {"count_include_pad": True}), ("lp", {"p": 3.0}))
+] + [
+    (irlib.nn.max_pool3d, [f64(2, 4, 5, 3, 2)], {"pool_size": 2, "dilation": (2, 1, 1),
+                                                 "padding": (1, 0, 1, 0, 1, 0),
+                                                 "layout": "NDHWC"}),
+    (irlib.nn.avg_pool3d, [f64(1, 4, 5, 3, 2)], {"pool_size": 2, "padding": 1,
+                                                 "layout": "NDHWC"}),
+] + [
+    (getattr(irlib.nn, f"adaptive_{kind}_pool{n}d"), [f64(*((1, 2) + (5, 4, 3)[:n]))],
+     {"output_size": (3, 2, 2)[:n]}) for kind in ("max", "avg") for n in (1, 2, 3)
+] + [
+    (irlib.nn.adaptive_avg_pool2d, [f64(1, 5, 7, 2)], {"output_size": (3, None),
+                                                       "layout": "NHWC"}),
     (irlib.nn.depth_to_space, [f64(1, 8, 2, 3)], {"block_size": 2, "mode": "CRD"}),
     (irlib.nn.depth_to_space, [f64(1, 2, 3, 8)], {"block_size": 2, "layout": "NHWC"}),
     (irlib.nn.space_to_depth, [f64(1, 2, 4, 6)], {"block_size": 2}),

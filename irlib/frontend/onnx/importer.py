@@ -31,26 +31,31 @@ from . import registry
 _NO_FOLD = frozenset({"nn.dropout"})
 
 
+_PLAIN_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                 "uint8", "uint16", "uint32", "uint64", "complex64", "complex128")
+# numpy arrays of these come from the ml_dtypes package (onnx depends on it).
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+              "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2")
+
+
 def onnx_dtype(elem_type: int) -> str:
     """The irlib dtype string of ONNX ``TensorProto`` element type ``elem_type``.
 
+    bfloat16, the float8/float4 formats and the 4- and 2-bit integers map to the dtype names
+    of ``ml_dtypes`` (``"float8_e4m3fn"``, ``"int4"``, ...), whose numpy arrays carry them.
+
     Raises:
-        OpNotImplemented: for element types irlib has no dtype for (bfloat16, float8, 4-bit).
+        OpNotImplemented: for element types irlib has no dtype for.
     """
     import onnx
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except Exception as error:  # onnx raises KeyError/ValueError for unknown codes
         raise OpNotImplemented(f"ONNX element type {elem_type} is not supported") from error
-    if dtype.kind not in "biufcUSO" or dtype.itemsize == 0 and dtype.kind not in "USO":
-        name = onnx.TensorProto.DataType.Name(elem_type)
-        raise OpNotImplemented(f"ONNX element type {name} is not supported")
     if dtype.kind in "USO":
         return "string"
-    name = str(dtype)
-    if name not in ("bool", "float16", "float32", "float64", "int8", "int16", "int32",
-                    "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
-                    "complex128"):
+    name = dtype.name
+    if name not in _PLAIN_DTYPES and name not in _ML_DTYPES:
         tname = onnx.TensorProto.DataType.Name(elem_type)
         raise OpNotImplemented(f"ONNX element type {tname} is not supported")
     return name

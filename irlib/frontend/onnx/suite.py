@@ -97,6 +97,9 @@ def compare(actual, expected) -> tuple:
             ("mismatch", "strings differ")
     if actual.dtype != expected.dtype:
         return "dtype", f"dtype {actual.dtype} != expected {expected.dtype}"
+    if expected.dtype.kind == "V":  # ml_dtypes (bfloat16, float8, int4, ...): compare widened
+        wide = "int64" if "int" in expected.dtype.name else "float64"
+        actual, expected = actual.astype(wide), expected.astype(wide)
     if expected.dtype.kind in "biu":
         same = np.array_equal(actual, expected)
     else:

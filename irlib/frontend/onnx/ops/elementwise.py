@@ -99,19 +99,41 @@ def _identity(ctx, inputs, attrs):
     return inputs[0]
 
 
+# float8 formats whose Cast honours ``saturate`` (e8m0 has its own rounding rules)
+_SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+
+
+def onnx_cast(ctx, data, dtype: str, saturate: bool = True):
+    """ONNX ``Cast`` of ``data`` to ``dtype``: with ``saturate`` (the default), values beyond
+    a float8 format's range (infinities included) clamp to its largest finite value, NaN stays
+    NaN; without it they overflow as the format does (to NaN or inf)."""
+    if "string" in (dtype, ctx.dtype(data)):
+        unsupported("casts from or to strings are not supported")
+    if dtype == ctx.dtype(data):
+        return data
+    if saturate and dtype in _SATURATING and not _is_int(ctx.dtype(data)) \
+            and ctx.dtype(data) != "bool":
+        import ml_dtypes
+        limit = float(ml_dtypes.finfo(dtype).max)
+        data = ctx.emit("clip", data, a_min=-limit, a_max=limit)
+    return ctx.emit("cast", data, dtype=dtype)
+
+
 @converter("Cast")
 def _cast(ctx, inputs, attrs):
-    dtype = onnx_dtype(attrs["to"])
-    if dtype == "string" or ctx.dtype(inputs[0]) == "string":
-        unsupported("casts from or to strings are not supported")
-    return ctx.emit("cast", inputs[0], dtype=dtype)
+    data, dtype = inputs[0], onnx_dtype(attrs["to"])
+    mode = attrs.get("round_mode", "up")
+    if dtype == "float8_e8m0fnu" and mode in ("up", "down"):
+        # e8m0 holds powers of two only: round the exponent as asked before casting
+        wide = ctx.emit("cast", data, dtype="float32")
+        exponent = ctx.emit("ceil" if mode == "up" else "floor", ctx.emit("log2", wide))
+        data = ctx.emit("power", scalar(ctx, 2.0, "float32"), exponent)
+    return onnx_cast(ctx, data, dtype, bool(attrs.get("saturate", 1)))
 
 
 @converter("CastLike")
 def _cast_like(ctx, inputs, attrs):
-    if "string" in (ctx.dtype(inputs[0]), ctx.dtype(inputs[1])):
-        unsupported("casts from or to strings are not supported")
-    return ctx.emit("cast", inputs[0], dtype=ctx.dtype(inputs[1]))
+    return onnx_cast(ctx, inputs[0], ctx.dtype(inputs[1]), bool(attrs.get("saturate", 1)))
 
 
 @converter("IsInf")

@@ -1,0 +1,178 @@
+"""Turning a primitive (fused) function into a library function of the graph executor.
+
+A library function uses destination passing, like a TVM PackedFunc in a graph: it is called
+as ``fn(*inputs, *outputs)`` with one numpy array per flattened input tensor and per
+flattened output tensor, and writes its results into the output arrays.
+
+:func:`compile_function` picks, for each primitive function:
+
+1. on ``"cpu"``: the fused-group code generator (:mod:`jitkernels.codegen`), which turns the
+   whole group into one numba function;
+2. otherwise a step list over the group's op calls, each run by its kernel from the
+   ``jitkernels`` registry (``"cpu"``/``"cuda"``) or by its numpy reference implementation
+   (always on ``"python"``), with the result copied into the outputs.
+
+It also says which ops ran on the numpy reference, so that ``build`` can report them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irlib.errors import OpImplError
+from irlib.ir import expr as E
+from irlib.ir.types import TupleType
+from irlib.op.registry import get_def
+
+from .graph_lower import _tensor_types, _unflatten
+
+
+def _kernel_for(op_name: str, target: str):
+    if target == "python":
+        return None
+    try:
+        import jitkernels
+    except ImportError:
+        return None
+    return jitkernels.get_kernel(op_name, target)
+
+
+class _StepProgram:
+    """A primitive function as a list of op steps (the non-generated path)."""
+
+    def __init__(self, func: E.Function, target: str):
+        self.reference_ops: list = []
+        self.kernel_ops: list = []
+        slot: dict = {}
+        self.constants: list = []
+        self.param_types = [p._checked_type or p.type_annotation for p in func.params]
+        self.param_counts = [len(_tensor_types(t, "a parameter")) for t in self.param_types]
+        for i, param in enumerate(func.params):
+            slot[param] = i
+        self.num_slots = len(func.params)
+        self.steps: list = []
+        stack = [(func.body, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in slot:
+                continue
+            kind = type(node)
+            if kind is E.Constant:
+                slot[node] = self._new_slot()
+                self.constants.append((slot[node], node.data.numpy()))
+                continue
+            operands = (node.args if kind is E.Call else node.fields if kind is E.Tuple
+                        else (node.tuple_value,) if kind is E.TupleGetItem else None)
+            if operands is None:
+                raise OpImplError(f"graph executor: unsupported {kind.__name__} inside a "
+                                  f"primitive function")
+            if not ready:
+                stack.append((node, True))
+                stack.extend((o, False) for o in reversed(operands) if o not in slot)
+                continue
+            out = self._new_slot()
+            if kind is E.Call:
+                op_def = get_def(node.op.name)
+                kernel = _kernel_for(node.op.name, target)
+                (self.kernel_ops if kernel else self.reference_ops).append(node.op.name)
+                fn = kernel or op_def.impl
+                if fn is None:
+                    raise OpImplError(f"{node.op.name} has no reference implementation",
+                                      op=node.op.name)
+                self.steps.append(("call", fn, tuple(slot[a] for a in node.args),
+                                   dict(node.attrs) if node.attrs is not None else {},
+                                   op_def.tuple_output, out, node.op.name))
+            elif kind is E.Tuple:
+                self.steps.append(("tuple", tuple(slot[f] for f in node.fields), out))
+            else:
+                self.steps.append(("item", slot[node.tuple_value], node.index, out))
+            slot[node] = out
+        self.result_slot = slot[func.body]
+        self.num_inputs = sum(self.param_counts)
+
+    def _new_slot(self) -> int:
+        self.num_slots += 1
+        return self.num_slots - 1
+
+    def __call__(self, *arrays):
+        env = [None] * self.num_slots
+        position = 0
+        for i, (ty, count) in enumerate(zip(self.param_types, self.param_counts)):
+            chunk = list(arrays[position:position + count])
+            env[i] = _as_tuples(_unflatten(ty, chunk)) if isinstance(ty, TupleType) \
+                else chunk[0]
+            position += count
+        for index, value in self.constants:
+            env[index] = value
+        for step in self.steps:
+            if step[0] == "call":
+                _, fn, args, attrs, tuple_output, out, name = step
+                try:
+                    result = fn(*[env[a] for a in args], **attrs)
+                except (TypeError, ValueError, IndexError, ArithmeticError) as error:
+                    raise OpImplError(f"{name}: {error}", op=name) from error
+                env[out] = result if tuple_output else result[0]
+            elif step[0] == "tuple":
+                env[step[2]] = tuple(env[s] for s in step[1])
+            else:
+                env[step[3]] = env[step[1]][step[2]]
+        results = _flatten_value(env[self.result_slot])
+        for target, value in zip(arrays[self.num_inputs:], results):
+            np.copyto(target, value, casting="unsafe")
+
+
+def _as_tuples(value):
+    if isinstance(value, list):
+        return tuple(_as_tuples(v) for v in value)
+    return value
+
+
+def _flatten_value(value) -> list:
+    out, stack = [], [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, tuple):
+            stack.extend(reversed(current))
+        else:
+            out.append(current)
+    return out
+
+
+class CompiledFunction:
+    """A library function plus how it was produced.
+
+    Attributes:
+        fn: the destination-passing callable.
+        how: ``"codegen"`` (one generated numba function), ``"kernels"`` (op steps, some on
+            kernels) or ``"reference"`` (op steps on numpy references only).
+        reference_ops: names of the ops that run on their numpy reference.
+    """
+
+    __slots__ = ("fn", "how", "reference_ops")
+
+    def __init__(self, fn, how: str, reference_ops):
+        self.fn, self.how, self.reference_ops = fn, how, list(reference_ops)
+
+
+def compile_function(func: E.Function, target: str) -> CompiledFunction:
+    """Compile a typed primitive function for ``target``.
+
+    Args:
+        func: the ``Primitive=1`` function (types inferred).
+        target: ``"cpu"``, ``"cuda"`` or ``"python"``.
+
+    Returns:
+        A :class:`CompiledFunction`.
+    """
+    if target == "cpu":
+        try:
+            from jitkernels import codegen
+        except ImportError:
+            codegen = None
+        if codegen is not None:
+            generated = codegen.compile_primitive(func)
+            if generated is not None:
+                return CompiledFunction(generated, "codegen", generated.reference_ops)
+    program = _StepProgram(func, target)
+    how = "kernels" if program.kernel_ops else "reference"
+    return CompiledFunction(program, how, program.reference_ops)

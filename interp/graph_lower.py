@@ -1,0 +1,288 @@
+"""Lowering an optimised ``main`` to the graph executor's node list (Relay's graph codegen).
+
+The input is a type-checked dataflow function whose op calls all sit in ``Primitive``
+functions (what :func:`irlib.transform.optimize` produces). Each node of the result is:
+
+* a ``null`` node per parameter of ``main`` (named by its ``name_hint``) and per constant
+  (named ``p0``, ``p1``, ... and returned in ``params``);
+* a ``tvm_op`` node per call of a primitive function, reading the flattened entries of its
+  arguments and writing one entry per tensor of its (flattened) result. Structurally equal
+  functions share one ``func_name``; a reshape-only function becomes ``__nop`` (node name
+  ``reshape_nop``), whose output aliases its input.
+
+Tuples and projections cost nothing: they only regroup entries. Control flow, closures,
+global calls, references and ADTs are rejected with an :class:`~irlib.errors.IRError`
+naming the construct (run such programs on the interpreter or ``to_python``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from irlib.errors import IRError
+from irlib.ir import expr as E
+from irlib.ir.attrs import Attrs
+from irlib.ir.structural import structural_equal, structural_hash
+from irlib.ir.types import TensorType, TupleType
+
+_MAX_NAME = 80
+
+
+@dataclass
+class GraphNode:
+    """One node of the lowered graph.
+
+    Attributes:
+        name: the node name.
+        inputs: ``(node_id, output_index)`` pairs (empty for null nodes).
+        func_name: the library function (None for null nodes).
+        num_outputs: number of output entries.
+        types: the TensorType of each output entry.
+    """
+
+    name: str
+    inputs: list
+    func_name: str | None
+    num_outputs: int
+    types: list
+
+
+@dataclass
+class LoweredGraph:
+    """The result of :func:`lower_function`.
+
+    Attributes:
+        nodes: :class:`GraphNode` s in execution order.
+        heads: ``(node_id, output_index)`` of each graph output.
+        functions: func_name -> the primitive :class:`~irlib.ir.expr.Function`.
+        params: constant name (``p0``...) -> numpy array.
+        input_names: the names of ``main``'s parameters, in order.
+    """
+
+    nodes: list = field(default_factory=list)
+    heads: list = field(default_factory=list)
+    functions: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    input_names: list = field(default_factory=list)
+
+
+def is_primitive(func) -> bool:
+    """Whether ``func`` is a Function with ``Primitive=1``."""
+    return isinstance(func, E.Function) and func.attrs is not None \
+        and bool(func.attrs.get("Primitive", 0))
+
+
+def _tensor_types(ty, where: str) -> list:
+    """The TensorTypes of a (nested tuple) type, flattened, checked to be static."""
+    out, stack = [], [ty]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, TupleType):
+            stack.extend(reversed(current.fields))
+        elif isinstance(current, TensorType):
+            if not all(isinstance(d, (int, np.integer)) for d in current.shape):
+                raise IRError(f"graph executor needs static shapes; {where} has type "
+                              f"{current} (use the interpreter or the VM for dynamic shapes)")
+            out.append(current)
+        else:
+            raise IRError(f"graph executor supports tensors and tuples of tensors only; "
+                          f"{where} has type {current}")
+    return out
+
+
+def _flatten(value) -> list:
+    """Entries of a lowered value (an entry, or a nested list of them), left to right."""
+    out, stack = [], [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, list):
+            stack.extend(reversed(current))
+        else:
+            out.append(current)
+    return out
+
+
+def _unflatten(ty, entries: list):
+    """Regroup ``entries`` along the tuple structure of ``ty``."""
+    iterator = iter(entries)
+
+    def build(current):        # recursion over a type: types are shallow
+        if isinstance(current, TupleType):
+            return [build(f) for f in current.fields]
+        return next(iterator)
+    return build(ty)
+
+
+def _op_names(func: E.Function) -> list:
+    names, stack, seen = [], [func.body], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, E.Call):
+            if isinstance(node.op, E.Op):
+                names.append(node.op.name)
+            stack.extend(node.args)
+        elif isinstance(node, E.Tuple):
+            stack.extend(node.fields)
+        elif isinstance(node, E.TupleGetItem):
+            stack.append(node.tuple_value)
+        elif isinstance(node, E.Let):
+            stack.extend((node.value, node.body))
+    return list(reversed(names))
+
+
+class _Lowerer:
+    def __init__(self):
+        self.graph = LoweredGraph()
+        self.by_hash: dict = {}
+        self.used_names: dict = {}
+        self.node_names: dict = {}
+
+    # -- nodes --------------------------------------------------------------------------------
+    def add_null(self, name: str, ty) -> tuple:
+        types = _tensor_types(ty, f"%{name}")
+        if len(types) != 1:
+            raise IRError(f"graph executor inputs must be tensors; %{name} has type {ty}")
+        self.graph.nodes.append(GraphNode(name, [], None, 1, types))
+        return (len(self.graph.nodes) - 1, 0)
+
+    def add_constant(self, node: E.Constant) -> tuple:
+        name = f"p{len(self.graph.params)}"
+        data = node.data.numpy()
+        self.graph.params[name] = data
+        return self.add_null(name, TensorType(data.shape, data.dtype.name))
+
+    def unique_name(self, base: str) -> str:
+        count = self.used_names.get(base, 0)
+        self.used_names[base] = count + 1
+        return base if count == 0 else f"{base}_{count}"
+
+    def function_name(self, func: E.Function) -> str:
+        key = structural_hash(func)
+        for other, name in self.by_hash.get(key, ()):
+            if structural_equal(func, other):
+                return name
+        ops = "_".join(name.replace(".", "_") for name in _op_names(func)) or "identity"
+        name = self.unique_name(("tvmgen_default_fused_" + ops)[:_MAX_NAME])
+        self.by_hash.setdefault(key, []).append((func, name))
+        self.graph.functions[name] = func
+        return name
+
+    def add_call(self, func: E.Function, call: E.Call, args: list):
+        out_types = _tensor_types(call.checked_type, "a call result")
+        inputs = _flatten(args)
+        reshape_only = func.attrs is not None and func.attrs.get("relay.reshape_only", 0)
+        if reshape_only and len(inputs) == 1 and len(out_types) == 1:
+            in_type = self.graph.nodes[inputs[0][0]].types[inputs[0][1]]
+            if in_type.dtype == out_types[0].dtype:
+                self.graph.nodes.append(GraphNode("reshape_nop", inputs, "__nop", 1, out_types))
+                return (len(self.graph.nodes) - 1, 0)
+        func_name = self.function_name(func)
+        count = self.node_names.get(func_name, 0)
+        self.node_names[func_name] = count + 1
+        node_name = func_name if count == 0 else f"{func_name}_n{count}"
+        self.graph.nodes.append(GraphNode(node_name, inputs, func_name, len(out_types),
+                                          out_types))
+        nid = len(self.graph.nodes) - 1
+        return _unflatten(call.checked_type, [(nid, i) for i in range(len(out_types))])
+
+    # -- the walk -----------------------------------------------------------------------------
+    def lower(self, func: E.Function) -> LoweredGraph:
+        values: dict = {}
+        functions: dict = {}
+        for param in func.params:
+            ty = param._checked_type or param.type_annotation
+            values[param] = self.add_null(param.name_hint, ty)
+            self.graph.input_names.append(param.name_hint)
+        stack = [("visit", func.body)]
+        while stack:
+            event, node = stack.pop()
+            if event == "visit":
+                if node in values:
+                    continue
+                self.enter(node, values, functions, stack)
+            elif event == "let":
+                if is_primitive(node.value):
+                    functions[node.var] = node.value
+                else:
+                    values[node.var] = values[node.value]
+                stack.append(("let_done", node))
+                stack.append(("visit", node.body))
+            elif event == "let_done":
+                values[node] = values[node.body]
+            else:
+                values[node] = self.finish(node, values, functions)
+        self.graph.heads = _flatten(values[func.body])
+        return self.graph
+
+    def enter(self, node, values, functions, stack) -> None:
+        kind = type(node)
+        if kind is E.Var:
+            raise IRError(f"graph executor: free variable %{node.name_hint}")
+        if kind is E.Constant:
+            values[node] = self.add_constant(node)
+        elif kind is E.Let:
+            stack.append(("let", node))
+            if not is_primitive(node.value):
+                stack.append(("visit", node.value))
+        elif kind in (E.Tuple, E.TupleGetItem, E.Call):
+            stack.append(("done", node))
+            if kind is E.Tuple:
+                operands = node.fields
+            elif kind is E.TupleGetItem:
+                operands = (node.tuple_value,)
+            else:
+                operands = node.args
+            stack.extend(("visit", child) for child in reversed(operands))
+        else:
+            what = "a function value (closure)" if kind is E.Function else kind.__name__
+            raise IRError(f"graph executor cannot run {what}: it supports dataflow programs "
+                          f"only; use create_executor('debug') or 'vm' for this program")
+
+    def finish(self, node, values, functions):
+        kind = type(node)
+        if kind is E.Tuple:
+            return [values[f] for f in node.fields]
+        if kind is E.TupleGetItem:
+            return values[node.tuple_value][node.index]
+        func = node.op
+        if isinstance(func, E.Var) and func in functions:
+            func = functions[func]
+        elif isinstance(func, E.Op):
+            func = _wrap_op_call(node)
+        if not is_primitive(func):
+            raise IRError(f"graph executor cannot call {type(node.op).__name__} "
+                          f"{getattr(node.op, 'name_hint', '')}: only primitive (fused) "
+                          f"functions; run the program through interp.build")
+        return self.add_call(func, node, [values[a] for a in node.args])
+
+
+def _wrap_op_call(call: E.Call) -> E.Function:
+    """A typed ``Primitive`` function around a bare op call."""
+    params = tuple(E.Var(f"p{i}", a.checked_type) for i, a in enumerate(call.args))
+    for param, arg in zip(params, call.args):
+        param.with_type(arg.checked_type)
+    body = E.Call(call.op, params, call.attrs, call.type_args)
+    body.with_type(call.checked_type)
+    func = E.Function(params, body, call.checked_type, (), Attrs({"Primitive": 1}))
+    return func
+
+
+def lower_function(func: E.Function) -> LoweredGraph:
+    """Lower a typed, fused dataflow function to graph nodes.
+
+    Args:
+        func: ``main`` after the optimisation pipeline (types inferred, ops fused).
+
+    Returns:
+        The :class:`LoweredGraph`.
+
+    Raises:
+        IRError: for constructs the graph executor cannot run (control flow, closures, ADTs,
+            dynamic shapes, non-tensor inputs).
+    """
+    return _Lowerer().lower(func)
