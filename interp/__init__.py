@@ -6,7 +6,9 @@
   ``RefValue``, ``ConstructorValue``;
 * :mod:`interp.nat`: Peano naturals; :mod:`interp.nd`: ``nd.array``;
   :mod:`interp.testing`: the ``relay.testing`` facade;
-* ``save_param_dict`` / ``load_param_dict`` (:mod:`interp.params`): TVM's parameter blob.
+* ``save_param_dict`` / ``load_param_dict`` (:mod:`interp.params`): TVM's parameter blob;
+* ``build(mod, target, params)``, ``load_module(path)``, ``run_model`` and
+  :mod:`interp.graph_executor`: compiling to and running on the graph executor.
 
 This package imports ``irlib``; ``irlib`` never imports it at module import time.
 """
@@ -14,6 +16,8 @@ This package imports ``irlib``; ``irlib`` never imports it at module import time
 from irlib.ndarray import Device, NDArray, cpu, cuda  # noqa: F401
 
 from . import nat, nd, testing, values  # noqa: F401
+from . import graph_executor  # noqa: F401
+from .build import build, load_module, run_model  # noqa: F401
 from .executor import BoundFunction, Executor, create_executor  # noqa: F401
 from .interpreter import Interpreter  # noqa: F401
 from .params import load_param_dict, save_param_dict  # noqa: F401

@@ -104,7 +104,7 @@ class GraphExecutor:
 
     def __getitem__(self, key: str):
         functions = {
-            "set_input": self.runtime.set_input, "get_input": self.runtime.get_input,
+            "set_input": self.runtime.set_input, "get_input": self.runtime.input_array,
             "set_input_zero_copy": self.runtime.set_input_zero_copy,
             "set_output_zero_copy": self.runtime.set_output_zero_copy,
             "run": self.runtime.run, "get_output": self.runtime.get_output,

@@ -184,7 +184,7 @@ class ControlSteps:
         name = self.choose(shrinkers)
         if name == "multiply":
             factor = self.draw(st.sampled_from((0.5, 0.75, 1.0)))
-            step = registry.make_call(name, (acc, E.const(np.array(factor, dtype))))
+            step = registry.make_call(name, (acc, E.const(np.array(factor, dtype), dtype)))
             self.types[step.args[1]] = TensorType((), dtype)
             shrink = (lambda x: x * np.asarray(factor, dtype))
         else:

@@ -97,7 +97,7 @@ register_kernel("nn.softmax")(_softmax_kernel("nn.softmax", False))
 register_kernel("nn.log_softmax")(_softmax_kernel("nn.log_softmax", True))
 
 
-def _affine(vector, use, length, default, dtype):
+def _affine(vector, use, length, default):
     return (np.asarray(vector, np.float64).reshape(-1) if use
             else np.full(length, default, np.float64))
 
@@ -112,8 +112,8 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5,
     axis = int(axis) % data.ndim
     channels = data.shape[axis]
     inv = 1.0 / np.sqrt(np.asarray(moving_var, np.float64) + epsilon)
-    g = _affine(gamma, scale, channels, 1.0, data.dtype)
-    b = _affine(beta, center, channels, 0.0, data.dtype)
+    g = _affine(gamma, scale, channels, 1.0)
+    b = _affine(beta, center, channels, 0.0)
     x = as_arb(data, (axis,))
     out = np.empty_like(x)
     scale_vec = inv * g
@@ -131,8 +131,8 @@ def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True
     extent = data.shape[axis]
     x = as_arb(data, (axis,))
     out = np.empty_like(x)
-    layer_norm_arb(x, out, _affine(gamma, scale, extent, 1.0, data.dtype),
-                   _affine(beta, center, extent, 0.0, data.dtype), float(epsilon))
+    layer_norm_arb(x, out, _affine(gamma, scale, extent, 1.0),
+                   _affine(beta, center, extent, 0.0), float(epsilon))
     return (out.reshape(data.shape),)
 
 
@@ -151,7 +151,7 @@ def group_norm(data, gamma, beta, num_groups=1, axis=1, epsilon=1e-5, center=Tru
     channels = data.shape[axis]
     x = as_arb(data, (axis,))
     out = np.empty_like(x)
-    group_norm_agb(x, out, _affine(gamma, scale, channels, 1.0, data.dtype),
-                   _affine(beta, center, channels, 0.0, data.dtype), int(num_groups),
+    group_norm_agb(x, out, _affine(gamma, scale, channels, 1.0),
+                   _affine(beta, center, channels, 0.0), int(num_groups),
                    float(epsilon))
     return (out.reshape(data.shape),)

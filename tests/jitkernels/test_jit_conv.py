@@ -115,7 +115,7 @@ def test_integer_data_falls_back_to_the_reference():
 def test_other_layouts_and_out_layout():
     rng = np.random.default_rng(3)
     x = randn(rng, 1, 5, 6, 3)                      # NHWC
-    w = randn(rng, 4, 3, 3, 3)                      # OHWI? use OIHW with NHWC data
+    w = randn(rng, 4, 3, 3, 3)                      # OIHW weight with NHWC data
     check_kernel("nn.conv2d", (x, w), dict(data_layout="NHWC", kernel_layout="OIHW",
                                            out_layout="NCHW", padding=(1, 0, 1, 2)))
     check_kernel("nn.conv2d", (x, np.ascontiguousarray(w.transpose(0, 2, 3, 1))),

@@ -125,7 +125,8 @@ def _cast(ctx, inputs, attrs):
     mode = attrs.get("round_mode", "up")
     if dtype == "float8_e8m0fnu" and mode in ("up", "down"):
         # e8m0 holds powers of two only: round the exponent as asked before casting
-        wide = ctx.emit("cast", data, dtype="float32")
+        wide = ctx.emit("maximum", ctx.emit("cast", data, dtype="float32"),
+                        scalar(ctx, 2.0 ** -127, "float32"))  # e8m0's smallest value
         exponent = ctx.emit("ceil" if mode == "up" else "floor", ctx.emit("log2", wide))
         data = ctx.emit("power", scalar(ctx, 2.0, "float32"), exponent)
     return onnx_cast(ctx, data, dtype, bool(attrs.get("saturate", 1)))

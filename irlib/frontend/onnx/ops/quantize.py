@@ -3,11 +3,13 @@ blocked scales) for the integer types irlib has."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..importer import onnx_dtype
 from ..registry import converter
 from .common import normalize_axis
+from .elementwise import onnx_cast
 
 
 def _broadcast_param(ctx, param, data, attrs):
@@ -49,11 +51,17 @@ def _quantize_linear(ctx, inputs, attrs):
         out_dtype = "uint8"
     work = ctx.emit("cast", data, dtype="float32")
     scale = ctx.emit("cast", _broadcast_param(ctx, scale, data, attrs), dtype="float32")
-    # numpy's round is round-half-to-even, as ONNX requires
-    work = ctx.emit("round", ctx.emit("divide", work, scale))
+    work = ctx.emit("divide", work, scale)
+    if "int" in out_dtype:
+        # numpy's round is round-half-to-even, as ONNX requires
+        work = ctx.emit("round", work)
     zero_point = _broadcast_param(ctx, zero_point, data, attrs)
     if zero_point is not None:
         work = ctx.emit("add", work, ctx.emit("cast", zero_point, dtype="float32"))
-    info = np.iinfo(out_dtype)
-    work = ctx.emit("clip", work, a_min=float(info.min), a_max=float(info.max))
-    return ctx.emit("cast", work, dtype=out_dtype)
+    if "int" in out_dtype:
+        info = ml_dtypes.iinfo(out_dtype)
+        work = ctx.emit("clip", work, a_min=float(info.min), a_max=float(info.max))
+        return ctx.emit("cast", work, dtype=out_dtype)
+    # float8 / float4 targets: the rounding is the format's own (round to nearest even)
+    return onnx_cast(ctx, work, out_dtype, bool(attrs.get("saturate", 1)) or
+                     out_dtype == "float4_e2m1fn")
