@@ -23,9 +23,11 @@ sys.path.insert(0, __file__.rsplit("/benchmarks/", 1)[0])
 import irlib  # noqa: E402
 from irlib import Function, Let, const, var  # noqa: E402
 from irlib.ir.functor import post_order  # noqa: E402
+from irlib.transform.gradient_higher_order import higher_order_gradient  # noqa: E402
 from irlib.transform import (DeadCodeElimination, EliminateCommonSubexpr,  # noqa: E402
-                             FoldConstant, InferType, Inline, LambdaLift,
-                             RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, gradient)
+                             FoldConstant, InferType, Inline, LambdaLift, LazyGradientInit,
+                             PartialEvaluate, RemoveUnusedFunctions, ToANormalForm, ToCPS,
+                             ToGraphNormalForm, gradient)
 
 SIZES = (1_000, 10_000, 100_000)
 
@@ -71,7 +73,11 @@ def passes():
             ("RemoveUnusedFunctions", RemoveUnusedFunctions()),
             ("LambdaLift", LambdaLift()),
             ("InferType", InferType()),
-            ("gradient(first_order)", None)]
+            ("ToCPS", ToCPS()),
+            ("PartialEvaluate", PartialEvaluate()),
+            ("LazyGradientInit", LazyGradientInit()),
+            ("gradient(first_order)", None),
+            ("gradient(higher_order, refs)", "higher_order")]
 
 
 def time_pass(pass_, func, repeat: int = 3) -> float:
@@ -89,6 +95,8 @@ def time_pass(pass_, func, repeat: int = 3) -> float:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DeprecationWarning)
                     gradient(func, mode="first_order")
+            elif pass_ == "higher_order":
+                higher_order_gradient(func)
             else:
                 pass_(mod)
             best = min(best, time.perf_counter() - start)

@@ -4,6 +4,8 @@
   Relay's executor API over the reference interpreter (:mod:`interp.executor`);
 * values (:mod:`interp.values`): ``NDArray``, ``TupleValue``, ``Closure``, ``RecClosure``,
   ``RefValue``, ``ConstructorValue``;
+* ``interp.to_python(expr, mod)`` / ``interp.run_as_python(expr, mod)``: IR as a readable
+  Python program (:mod:`interp.py_codegen`, run time in :mod:`interp.py_runtime`);
 * :mod:`interp.nat`: Peano naturals; :mod:`interp.nd`: ``nd.array``;
   :mod:`interp.testing`: the ``relay.testing`` facade;
 * ``save_param_dict`` / ``load_param_dict`` (:mod:`interp.params`): TVM's parameter blob;

@@ -57,6 +57,10 @@ def create_executor(kind: str = "debug", mod: IRModule | None = None, device=Non
     target_name = str(target).split()[0] if target is not None else "cpu"
     if target_name not in _TARGETS:
         raise IRError(f"unknown target {target!r}; expected one of {list(_TARGETS)}")
+    if kind == "graph":
+        from .graph_evaluate import GraphKindExecutor
+        return GraphKindExecutor(kind, mod if mod is not None else IRModule(), device or cpu(0),
+                                 target_name, params)
     return Executor(kind, mod if mod is not None else IRModule(), device or cpu(0),
                     target_name, params)
 
@@ -111,8 +115,17 @@ class Executor:
             names = ", ".join("%" + v.name_hint for v in missing)
             raise InterpreterError(f"cannot evaluate an expression with free variables "
                                    f"({names}); give their values with binds={{var: value}}")
+        # NOTE: as in Relay, a tensor bind becomes `let %v = <constant>; expr`, so the
+        # constant gives an unannotated variable its type; other values (ADT values, refs,
+        # closures) are passed as parameters of the wrapper function.
+        body = expr
+        for var, value in reversed(list(binds.items())):
+            value = as_value(value)
+            if isinstance(value, NDArray):
+                body = E.Let(var, E.Constant(value), body)
+                del binds[var]
         bind_vars = tuple(binds)
-        wrapper = E.Function(bind_vars, expr)
+        wrapper = E.Function(bind_vars, body)
         gvar = E.GlobalVar(f"__evaluate_{next(_fresh_names)}")
         mod[gvar] = wrapper
         typed = InferType()(mod)

@@ -355,4 +355,4 @@ def graph_json_dumps(graph: dict) -> str:
     """Serialize a graph dict with the reference's key order."""
     ordered = {key: graph[key] for key in ("nodes", "arg_nodes", "heads", "attrs",
                                            "node_row_ptr") if key in graph}
-    return json.dumps(ordered, indent=2)
+    return json.dumps(ordered)

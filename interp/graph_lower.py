@@ -193,12 +193,17 @@ class _Lowerer:
     # -- the walk -----------------------------------------------------------------------------
     def lower(self, func: E.Function) -> LoweredGraph:
         values: dict = {}
-        functions: dict = {}
         for param in func.params:
             ty = param._checked_type or param.type_annotation
             values[param] = self.add_null(param.name_hint, ty)
             self.graph.input_names.append(param.name_hint)
-        stack = [("visit", func.body)]
+        self.graph.heads = _flatten(self.lower_expr(func.body, values))
+        return self.graph
+
+    def lower_expr(self, body, values: dict):
+        """The lowered value of ``body`` given the values of its free variables."""
+        functions: dict = {}
+        stack = [("visit", body)]
         while stack:
             event, node = stack.pop()
             if event == "visit":
@@ -206,7 +211,7 @@ class _Lowerer:
                     continue
                 self.enter(node, values, functions, stack)
             elif event == "let":
-                if is_primitive(node.value):
+                if isinstance(node.value, E.Function):
                     functions[node.var] = node.value
                 else:
                     values[node.var] = values[node.value]
@@ -216,8 +221,7 @@ class _Lowerer:
                 values[node] = values[node.body]
             else:
                 values[node] = self.finish(node, values, functions)
-        self.graph.heads = _flatten(values[func.body])
-        return self.graph
+        return values[body]
 
     def enter(self, node, values, functions, stack) -> None:
         kind = type(node)
@@ -227,7 +231,7 @@ class _Lowerer:
             values[node] = self.add_constant(node)
         elif kind is E.Let:
             stack.append(("let", node))
-            if not is_primitive(node.value):
+            if not isinstance(node.value, E.Function):
                 stack.append(("visit", node.value))
         elif kind in (E.Tuple, E.TupleGetItem, E.Call):
             stack.append(("done", node))
@@ -254,11 +258,15 @@ class _Lowerer:
             func = functions[func]
         elif isinstance(func, E.Op):
             func = _wrap_op_call(node)
+        args = [values[a] for a in node.args]
+        if isinstance(func, E.Function) and not is_primitive(func):
+            # A Primitive=0 group (tuples and projections only): inline it.
+            return self.lower_expr(func.body, dict(zip(func.params, args)))
         if not is_primitive(func):
             raise IRError(f"graph executor cannot call {type(node.op).__name__} "
                           f"{getattr(node.op, 'name_hint', '')}: only primitive (fused) "
                           f"functions; run the program through interp.build")
-        return self.add_call(func, node, [values[a] for a in node.args])
+        return self.add_call(func, node, args)
 
 
 def _wrap_op_call(call: E.Call) -> E.Function:

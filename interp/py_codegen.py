@@ -26,15 +26,14 @@ bound first, so effects (reference writes inside called closures) happen in the 
 from __future__ import annotations
 
 import ast
-import math
-
 from irlib.errors import IRError
 from irlib.ir import expr as E
 from irlib.ir.functor import children, post_order
-from irlib.ir.types import TensorType, TupleType
 
 from .describe import describe_span
 from .interpreter import IDENTITY_OPS
+from .py_ast import assign as _assign, atom as _atom, call as _call, dtype_spec as _dtype_spec
+from .py_ast import literal, locate as _locate, name as _name, tuples as _tuples
 from .py_names import Namespace
 
 #: Nested Python expressions deeper than this are bound to a name first.
@@ -99,46 +98,6 @@ class _FnContext:
                 and callee.name_hint == ref.name_hint)
 
 
-def _name(identifier: str, store: bool = False) -> ast.Name:
-    return ast.Name(identifier, ast.Store() if store else ast.Load())
-
-
-def _call(function: str, args) -> ast.Call:
-    return ast.Call(_name(function), list(args), [])
-
-
-def _assign(identifier: str, value) -> ast.Assign:
-    return ast.Assign([_name(identifier, store=True)], value)
-
-
-def _atom(identifier: str):
-    return (_name(identifier), 0)
-
-
-def literal(value):
-    """``value`` (None, bool, int, float, str, or tuples of them) as an AST, else None."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return ast.Constant(value)
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return ast.Constant(value)
-        return _call("float", [ast.Constant(repr(value))])
-    if isinstance(value, tuple):
-        items = [literal(item) for item in value]
-        if any(item is None for item in items):
-            return None
-        return ast.Tuple(items, ast.Load())
-    return None
-
-
-def _dtype_spec(ty):
-    if type(ty) is TensorType:
-        return ty.dtype
-    if type(ty) is TupleType:
-        return tuple(_dtype_spec(field) for field in ty.fields)
-    return None
-
-
 def _loop_plan(func, self_ref) -> bool:
     """Whether ``func`` (bound to ``self_ref``) is generated as a ``while True`` loop.
 
@@ -201,7 +160,6 @@ class Codegen:
         """
         if kind == "global":
             out = _name(self.global_name(entry))
-            body = []
         else:
             main = self.names.fresh("main")
             self._note_sharing(entry)
@@ -597,23 +555,6 @@ class Codegen:
             targets = ast.Tuple([_name(p, store=True) for p in fn.params], ast.Store())
             block.append(ast.Assign([targets], ast.Tuple([a[0] for a in args], ast.Load())))
         block.append(ast.Continue())
-
-
-def _locate(tree):
-    """Give every node line 1 (``ast.fix_missing_locations`` recurses; this does not)."""
-    for node in ast.walk(tree):
-        if "lineno" in node._attributes:
-            node.lineno = node.end_lineno = 1
-            node.col_offset = node.end_col_offset = 0
-    return tree
-
-
-def _tuples(data):
-    """``ndarray.tolist()`` output with lists turned into tuples (for :func:`literal`)."""
-    if not isinstance(data, list):
-        return data
-    # NOTE: recursion here is bounded by the array's rank, not by the program's size.
-    return tuple(_tuples(item) for item in data)
 
 
 _LEAVES = {E.Var: "leaf_var", E.GlobalVar: "leaf_global_var", E.Constant: "leaf_constant",

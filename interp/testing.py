@@ -28,6 +28,7 @@ from zoo import (create_workload, dcgan, densenet, inception_v3, layers, lstm, m
 from . import nd
 from .check_grad import check_grad
 from .nat import count, make_nat_expr, make_nat_value
+from .to_python import run_as_python, to_python
 from irlib.ndarray import cpu, cuda
 
 __all__ = ["count", "make_nat_value", "make_nat_expr", "run_opt_pass", "run_infer_type",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irlib.ir.expr import const
+from irlib.ir.expr import Constant, const
 from irlib.ndarray import NDArray
 
 
@@ -168,7 +168,8 @@ def as_value(obj, dtype: str | None = None):
     NDArrays and values pass through; numpy arrays become NDArrays (copied); Python and
     numpy scalars become 0-d NDArrays by ``irlib.const``'s rules (int -> int32, float ->
     float32, bool -> bool, int64/float64 narrowed) unless ``dtype`` is given; tuples become
-    :class:`TupleValue` s (elementwise); lists become tensors.
+    :class:`TupleValue` s (elementwise); lists become tensors; a ``Constant`` expression
+    gives its tensor.
 
     Args:
         obj: the object to convert.
@@ -186,6 +187,9 @@ def as_value(obj, dtype: str | None = None):
         return obj
     if isinstance(obj, tuple):
         return TupleValue(*(as_value(item) for item in obj))
+    if kind is Constant:
+        # Relay passes a Constant argument through as its tensor
+        return NDArray(np.array(obj.data.numpy()))
     if isinstance(obj, np.ndarray):
         return NDArray(np.array(obj))
     if isinstance(obj, (bool, int, float, list, np.generic)):

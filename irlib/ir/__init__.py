@@ -8,6 +8,10 @@ from .expr import (Call, Clause, Constant, Constructor, Expr, Function, GlobalVa
                    TupleWrapper, Var, bind_tuple, const, var)
 from .functor import ExprFunctor, ExprMutator, ExprVisitor, children, post_order, rebuild
 from .module import IRModule
+from . import scope_builder
+from . import types as ty  # relay.ty
+from .bind import bind
+from .scope_builder import ScopeBuilder
 from .span import Span
 from .type_functor import TypeMutator, TypeVisitor
 from .types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,

@@ -50,6 +50,10 @@ class AnyDim:
     def __hash__(self):
         return hash("irlib.Any")
 
+    def __call__(self) -> "AnyDim":
+        """``Any()`` is ``Any``: Relay code writes the dimension as a call."""
+        return self
+
     def __repr__(self):
         return "?"
 

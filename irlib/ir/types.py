@@ -221,6 +221,11 @@ class GlobalTypeVar(Type):
         self.kind = TypeKind(kind)
         self.span = span
 
+    def __call__(self, *args) -> "TypeCall":
+        """Apply the ADT to type arguments: ``List(a)`` is ``TypeCall(List, [a])`` (as in
+        Relay, where ``nat()`` is the type ``nat``)."""
+        return TypeCall(self, args)
+
     def __repr__(self):
         return f"GlobalTypeVar({self.name_hint!r})"
 
@@ -264,11 +269,26 @@ class FuncType(Type):
             if not isinstance(t, Type):
                 raise TypeError(f"FuncType component must be a Type, got {t!r}")
         self.span = span
-        self._hash = hash(("FuncType", self.arg_types, self.ret_type, self.type_params))
+        if self.type_params:
+            # NOTE: the type parameters are binders, so equality is up to their renaming
+            # (Relay's Type.__eq__ is structural equality); the hash must then ignore them.
+            self._hash = hash(("FuncType", len(self.arg_types), len(self.type_params)))
+        else:
+            self._hash = hash(("FuncType", self.arg_types, self.ret_type))
 
     def __eq__(self, other):
-        return (isinstance(other, FuncType) and self.arg_types == other.arg_types
-                and self.ret_type == other.ret_type and self.type_params == other.type_params)
+        if not isinstance(other, FuncType) or len(self.type_params) != len(other.type_params):
+            return False
+        if self is other:
+            return True
+        if self.type_params and self.type_params != other.type_params:
+            if any(a.kind != b.kind for a, b in zip(self.type_params, other.type_params)):
+                return False
+            from .type_functor import substitute_type
+            other = substitute_type(other, dict(zip(other.type_params, self.type_params)))
+            if not isinstance(other, FuncType):
+                return False
+        return self.arg_types == other.arg_types and self.ret_type == other.ret_type
 
     def __hash__(self):
         return self._hash

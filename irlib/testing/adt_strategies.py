@@ -34,11 +34,9 @@ from typing import Callable
 import numpy as np
 from hypothesis import strategies as st
 
-from .. import ir as _ir  # noqa: F401 - irlib.ir must be importable before the builders
 from ..ir import expr as E
 from ..ir.module import IRModule
 from ..ir.types import FuncType, TensorType, TypeCall
-from ..op import registry
 
 __all__ = ["AdtProgram", "adt_programs", "adt_values", "prelude_module", "KINDS"]
 
@@ -229,8 +227,3 @@ def adt_programs(draw, max_depth: int = 3, max_inputs: int = 3) -> AdtProgram:
     env = tuple(zip(params, kinds))
     expr, compute = generator.expr(result_kind, env, draw(st.integers(1, max_depth)))
     return AdtProgram(expr, params, kinds, result_kind, compute)
-
-
-def op_call(name: str, *args):
-    """``name(args)`` as an op call."""
-    return registry.make_call(name, list(args))

@@ -45,8 +45,8 @@ def parse(text: str, source_name: str = "from_string", init_module=None,
         source_name: the name spans and errors show (a file path, say).
         init_module: an :class:`IRModule` whose globals, types and constructors the text may
             use; the result holds its definitions plus the parsed ones.
-        init_meta_table: extra metadata (``{"relay.Constant": [arrays]}``) appended after the
-            text's own ``#[metadata]`` entries.
+        init_meta_table: extra metadata (``{"relay.Constant": [arrays], "AttrsKey": [Attrs or
+            field dicts]}``), each list appended after the text's own entries of that key.
 
     Returns:
         The typed module (``irlib.transform.InferType`` has run on it).

@@ -21,10 +21,11 @@ from .eta_expand import EtaExpand
 from .gradient import gradient
 from .to_cps import ToCPS, to_cps, un_cps
 from .partial_evaluate import PartialEvaluate, partial_evaluate
+from .lazy_gradient_init import LazyGradientInit
 
 for _pass_class in (InferType, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
                     Inline, RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, LambdaLift,
-                    EtaExpand, ToCPS, PartialEvaluate):
+                    EtaExpand, ToCPS, PartialEvaluate, LazyGradientInit):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
 
@@ -33,7 +34,7 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
            "module_pass", "get_pass", "register_pass", "DeadCodeElimination",
            "EliminateCommonSubexpr", "FoldConstant", "Inline", "RemoveUnusedFunctions",
            "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient", "ToCPS", "to_cps", "un_cps",
-           "PartialEvaluate", "partial_evaluate"]
+           "PartialEvaluate", "partial_evaluate", "LazyGradientInit"]
 
 # -- graph-level optimisation passes ---------------------------------------------------------
 from .fuse_ops import FuseOps
@@ -57,3 +58,23 @@ __all__ += ["SimplifyInference", "CanonicalizeOps", "CanonicalizeCast", "FastMat
 from .pipeline import bind_params, optimize
 
 __all__ += ["optimize", "bind_params"]
+from .convert_layout import ConvertLayout
+
+register_pass("ConvertLayout", ConvertLayout)
+__all__ += ["ConvertLayout"]
+from .legalize import Legalize
+from .alter_op_layout import AlterOpLayout
+
+register_pass("Legalize", Legalize)
+register_pass("AlterOpLayout", AlterOpLayout)
+__all__ += ["Legalize", "AlterOpLayout"]
+from .change_batch import ChangeBatch
+
+register_pass("ChangeBatch", ChangeBatch)
+__all__ += ["ChangeBatch"]
+from .combine_parallel_conv2d import CombineParallelConv2D
+from .combine_parallel_dense import CombineParallelDense
+
+register_pass("CombineParallelConv2d", CombineParallelConv2D)
+register_pass("CombineParallelDense", CombineParallelDense)
+__all__ += ["CombineParallelConv2D", "CombineParallelDense"]

@@ -21,7 +21,7 @@ executor run an opt-level-0 build: every op call must sit in a ``Primitive`` fun
 
 Order (0.16's ``GetPassPrefix`` without the passes irlib has no counterpart of)::
 
-    RemoveUnusedFunctions, SimplifyInference, EliminateCommonSubexpr,
+    RemoveUnusedFunctions, Legalize, SimplifyInference, EliminateCommonSubexpr,
     CombineParallelConv2d, CombineParallelDense, FoldConstant, FoldScaleAxis,
     CanonicalizeCast, CanonicalizeOps, InferType, AlterOpLayout, FastMath, FoldConstant,
     FuseOps
@@ -71,7 +71,7 @@ def bind_params(func: E.Function, params: dict) -> E.Function:
     return func.replace(params=kept, body=substitute(func.body, mapping))
 
 
-PIPELINE = ("RemoveUnusedFunctions", "SimplifyInference", "EliminateCommonSubexpr",
+PIPELINE = ("RemoveUnusedFunctions", "Legalize", "SimplifyInference", "EliminateCommonSubexpr",
             "CombineParallelConv2d", "CombineParallelDense", "FoldConstant", "FoldScaleAxis",
             "CanonicalizeCast", "CanonicalizeOps", "InferType", "AlterOpLayout", "FastMath",
             "FoldConstant", "FuseOps")

@@ -4,11 +4,9 @@ tail-recursive functions over 100,000 elements, 100,000-deep let chains and nat 
 import time
 
 import numpy as np
-import pytest
-
 import irlib
 import interp
-from interp import ConstructorValue, NDArray
+from interp import ConstructorValue
 from interp.nat import count, make_nat_expr, make_nat_value
 from irlib.testing.adt_strategies import prelude_module
 

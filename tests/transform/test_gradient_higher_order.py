@@ -50,6 +50,15 @@ def numeric_grads(mod, inputs, eps=1e-6):
     return grads
 
 
+def assert_tree_close(actual, expected):
+    if isinstance(expected, tuple):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_tree_close(a, e)
+        return
+    np.testing.assert_allclose(actual, expected, rtol=1e-10)
+
+
 def check_module_grad(mod, inputs):
     """gradient of mod's main against finite differences, evaluated in (a copy of) mod."""
     work = mod.copy()
@@ -60,7 +69,7 @@ def check_module_grad(mod, inputs):
     grad_mod["main"] = grad
     forward, grads = plain(run(grad_mod, *inputs))
     expected_forward = plain(run(mod, *inputs))
-    np.testing.assert_allclose(forward, expected_forward, rtol=1e-10)
+    assert_tree_close(forward, expected_forward)
     for g, n in zip(grads, numeric_grads(mod, inputs)):
         np.testing.assert_allclose(g, n, rtol=1e-5, atol=1e-6)
     return grad, work

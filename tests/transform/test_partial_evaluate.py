@@ -2,7 +2,6 @@
 generated programs."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import irlib
@@ -233,3 +232,19 @@ def test_long_chain_without_recursion_error():
     out = partial_evaluate(Function([x], body))
     assert isinstance(out, Function)
     assert count_ops(out) == {"add": 25_000}
+
+
+def test_deep_call_nest_and_deep_known_recursion():
+    x = var("x", shape=(2,))
+    body = x
+    for _ in range(30_000):
+        body = irlib.negative(body)
+    out = partial_evaluate(Function([x], body))
+    assert count_ops(out) == {"negative": 30_000}
+    # A known 1,000-element list: map unrolls 1,000 nested inlinings without recursion.
+    p = Prelude()
+    y = var("y", F32)
+    values = [const(float(i)) for i in range(1_000)]
+    mapped = E.Call(p.length, (E.Call(p.map, (Function([y], y + const(1.0)), list_expr(p, values))),))
+    out = pe(Function([], mapped), p.mod)
+    assert isinstance(out["main"].body, E.Constant) and int(out["main"].body.data.numpy()) == 1_000

@@ -10,3 +10,5 @@ from . import rnn  # noqa: F401
 from . import control  # noqa: F401
 from . import loss  # noqa: F401
 from . import quantize  # noqa: F401
+from . import attention  # noqa: F401
+from . import image  # noqa: F401

@@ -42,3 +42,13 @@ def scalar(ctx, value, dtype: str):
 def unsupported(message: str):
     """Raise :class:`OpNotImplemented` (for unsupported attribute values)."""
     raise OpNotImplemented(message)
+
+
+def widened(ctx, inputs, build):
+    """``build(*inputs)`` computed in float32 when the inputs are of an ml_dtypes float type
+    (bfloat16, float8: numpy has no products for them), cast back to that type after."""
+    dtype = ctx.dtype(inputs[0])
+    if not dtype.startswith(("bfloat16", "float8", "float4")):
+        return build(*inputs)
+    wide = [ctx.emit("cast", value, dtype="float32") for value in inputs]
+    return ctx.emit("cast", build(*wide), dtype=dtype)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..registry import converter
 from . import dynamic
-from .common import constant_ints, normalize_axis, scalar, unsupported
+from .common import constant_ints, normalize_axis, scalar, unsupported, widened
 
 
 def _wrap_negative(ctx, indices, size):
@@ -211,4 +211,5 @@ def _compress(ctx, inputs, attrs):
 
 @converter("Einsum")
 def _einsum(ctx, inputs, attrs):
-    return ctx.emit("einsum", ctx.make_tuple(inputs), equation=attrs["equation"])
+    return widened(ctx, list(inputs), lambda *values: ctx.emit(
+        "einsum", ctx.make_tuple(list(values)), equation=attrs["equation"]))

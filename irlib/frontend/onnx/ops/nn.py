@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import converter
-from .common import scalar, unsupported
+from .common import scalar, unsupported, widened
 
 
 def _spatial(ctx, data):
@@ -187,7 +187,10 @@ def _gemm(ctx, inputs, attrs):
 
 @converter("MatMul")
 def _matmul(ctx, inputs, attrs):
-    a, b = inputs
+    return widened(ctx, list(inputs), lambda a, b: _matmul_of(ctx, a, b))
+
+
+def _matmul_of(ctx, a, b):
     rank_a, rank_b = ctx.ndim(a), ctx.ndim(b)
     if rank_b == 2 and rank_a >= 1:
         return ctx.emit("nn.matmul", a, b)

@@ -1,0 +1,98 @@
+"""CombineParallelConv2D / CombineParallelDense: structure and meaning."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import irlib
+from irlib import Function, IRModule, var
+from irlib.analysis import count_ops
+from irlib.ir import expr as E
+from irlib.testing.budget import examples
+from irlib.transform import CombineParallelConv2D, CombineParallelDense
+
+from _graph_opt_helpers import assert_close, run
+
+RNG = np.random.default_rng(0)
+
+
+def dense_branches(widths, shared_input=True):
+    x = var("x", shape=(2, 5), dtype="float64")
+    ws = [var(f"w{i}", shape=(n, 5), dtype="float64") for i, n in enumerate(widths)]
+    x2 = var("x2", shape=(2, 5), dtype="float64")
+    outs = [irlib.nn.relu(irlib.nn.dense(x if shared_input or i else x2, w))
+            for i, w in enumerate(ws)]
+    params = [x] + ([] if shared_input else [x2]) + ws
+    inputs = [RNG.standard_normal(p.type_annotation.shape) for p in params]
+    return IRModule.from_expr(Function(params, E.Tuple(tuple(outs)))), inputs
+
+
+def test_three_parallel_dense_become_one_batch_matmul():
+    mod, inputs = dense_branches([4, 4, 4])
+    out = CombineParallelDense()(mod)
+    counts = count_ops(out)
+    assert "nn.dense" not in counts
+    assert counts["nn.batch_matmul"] == 1 and counts["split"] == 1 and counts["squeeze"] == 3
+    assert_close(run(out, inputs), run(mod, inputs))
+
+
+def test_dense_concat_mode_allows_different_widths():
+    mod, inputs = dense_branches([2, 3, 4])
+    assert count_ops(CombineParallelDense()(mod))["nn.dense"] == 3     # shapes differ
+    out = CombineParallelDense(to_batch=False)(mod)
+    counts = count_ops(out)
+    assert counts["nn.dense"] == 1 and counts["strided_slice"] == 3
+    assert_close(run(out, inputs), run(mod, inputs))
+
+
+def test_dense_needs_min_branches_and_a_shared_input():
+    mod, _ = dense_branches([4, 4])
+    assert count_ops(CombineParallelDense()(mod))["nn.dense"] == 2
+    assert "nn.dense" not in count_ops(CombineParallelDense(min_num_branches=2)(mod))
+    mod, _ = dense_branches([4, 4, 4], shared_input=False)
+    assert count_ops(CombineParallelDense()(mod))["nn.dense"] == 3
+
+
+def conv_branches(channels, layout="NCHW", kernel=(3, 3)):
+    shape = (1, 3, 6, 6) if layout == "NCHW" else (1, 6, 6, 3)
+    x = var("x", shape=shape, dtype="float64")
+    ws = []
+    for i, c in enumerate(channels):
+        wshape = (c, 3) + kernel if layout == "NCHW" else kernel + (3, c)
+        ws.append(var(f"w{i}", shape=wshape, dtype="float64"))
+    outs = [irlib.nn.conv2d(x, w, padding=(1, 1), data_layout=layout,
+                            kernel_layout="OIHW" if layout == "NCHW" else "HWIO")
+            for w in ws]
+    params = [x] + ws
+    inputs = [RNG.standard_normal(p.type_annotation.shape) for p in params]
+    return IRModule.from_expr(Function(params, E.Tuple(tuple(outs)))), inputs
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_parallel_conv2d_combined(layout):
+    mod, inputs = conv_branches([2, 3, 4], layout)
+    out = CombineParallelConv2D()(mod)
+    counts = count_ops(out)
+    assert counts["nn.conv2d"] == 1 and counts["strided_slice"] == 3
+    assert_close(run(out, inputs), run(mod, inputs))
+
+
+def test_conv2d_with_different_kernels_not_combined():
+    mod, _ = conv_branches([2, 3, 4])
+    x = mod["main"].params[0]
+    extra = irlib.nn.conv2d(x, var("k", shape=(2, 3, 1, 1), dtype="float64"))
+    body = E.Tuple(mod["main"].body.fields + (extra,))
+    from irlib.analysis import free_vars
+    mod2 = IRModule.from_expr(Function(list(free_vars(body)), body))
+    assert count_ops(CombineParallelConv2D()(mod2))["nn.conv2d"] == 2
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(widths=st.lists(st.integers(1, 4), min_size=1, max_size=5), to_batch=st.booleans())
+def test_combining_preserves_meaning(widths, to_batch):
+    mod, inputs = dense_branches(widths)
+    out = CombineParallelDense(min_num_branches=2, to_batch=to_batch)(mod)
+    assert_close(run(out, inputs), run(mod, inputs))
+    mod, inputs = conv_branches(widths)
+    out = CombineParallelConv2D(min_num_branches=2)(mod)
+    assert_close(run(out, inputs), run(mod, inputs))
