@@ -104,7 +104,9 @@ class GraphExecutorFactoryModule:
         params: ``{name: numpy array}`` of the lifted constants.
         target: the canonical target.
         memory: ``{"planned_bytes", "unplanned_bytes"}``, the storage footprint with and
-            without the memory plan (inputs and weights included).
+            without the memory plan (inputs and weights included), and
+            ``planned_activation_bytes`` / ``unplanned_activation_bytes``, the same for the
+            op outputs only.
     """
 
     def __init__(self, graph_json: str, lib: Library, params: dict, target: str,
@@ -288,8 +290,15 @@ def _graph_json(lowered) -> tuple:
                   "shape": ["list_shape", shapes]},
         "node_row_ptr": row_ptr,
     }
+    input_entries = {row_ptr[nid] for nid, node in enumerate(lowered.nodes)
+                     if node.func_name is None}
+    input_storages = {storage_ids[e] for e in input_entries}
     memory = {"planned_bytes": int(sum(storage_bytes)),
-              "unplanned_bytes": int(unplanned_bytes(nbytes, aliases))}
+              "unplanned_bytes": int(unplanned_bytes(nbytes, aliases)),
+              "planned_activation_bytes": int(sum(
+                  size for sid, size in enumerate(storage_bytes) if sid not in input_storages)),
+              "unplanned_activation_bytes": int(unplanned_bytes(
+                  nbytes, set(aliases) | input_entries))}
     return graph_json_dumps(graph), memory
 
 

@@ -8,9 +8,10 @@
     ex.evaluate(expr)                 # a closed non-function expression -> its value
 
 ``kind`` may be ``"debug"`` (the interpreter), ``"graph"``, ``"vm"``, ``"aot"`` or
-``"python"``; for now every kind runs on the same reference interpreter (the graph executor
-and ``to_python`` will take over ``"graph"`` and ``"python"`` when they exist), so programs
-that work on one work on all.
+``"python"``. ``"graph"`` builds ``main`` with ``interp.build`` and runs it on the graph
+executor (:mod:`interp.graph_evaluate`; other expressions and programs it cannot run fall
+back to the interpreter); the other kinds run on the reference interpreter for now, so
+programs that work on one work on all.
 """
 
 from __future__ import annotations

@@ -70,5 +70,6 @@ def tuples(data):
     """``ndarray.tolist()`` output with lists turned into tuples (for :func:`literal`)."""
     if not isinstance(data, list):
         return data
-    # NOTE: recursion in literal() and here is bounded by the array's rank, not by the program's size.
+    # NOTE: recursion in literal() and here is bounded by the array's rank, not by the
+    # program's size.
     return tuple(tuples(item) for item in data)

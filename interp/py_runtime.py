@@ -12,6 +12,7 @@ results compare equal field by field:
 * :func:`make_ref` makes a :class:`~interp.values.RefValue` (of any value, functions too);
 * :func:`no_match` is the :class:`~irlib.errors.MatchError` a ``match`` raises when no
   clause covers its value;
+* :func:`namespace` gives the globals to exec a generated tree in;
 * :func:`run_deep` runs a function on a thread with a big stack and a high recursion limit,
   turning a Python ``RecursionError`` into an :class:`~irlib.errors.InterpreterError`.
 """
@@ -32,7 +33,7 @@ from .interpreter import op_input, op_result
 from .values import ConstructorValue, RefValue, TupleValue, format_value
 
 __all__ = ["NDArray", "TupleValue", "ConstructorValue", "RefValue", "MatchError", "numpy",
-           "constructor", "op_caller", "make_ref", "no_match", "run_deep",
+           "constructor", "op_caller", "make_ref", "no_match", "namespace", "run_deep",
            "RECURSION_LIMIT", "STACK_BYTES"]
 
 numpy = np
@@ -138,6 +139,15 @@ def no_match(where: str, value) -> MatchError:
         value: the value matched.
     """
     return MatchError(f"no clause of {where} matches the value {format_value(value)}")
+
+
+def namespace(tree) -> dict:
+    """Fresh globals to exec a tree made by :func:`interp.to_python` in.
+
+    Args:
+        tree: the ``ast.Module``; its ``irlib_objects`` become ``_objects``.
+    """
+    return {"_objects": getattr(tree, "irlib_objects", ()), "__name__": "irlib_generated"}
 
 
 def run_deep(function, *args):

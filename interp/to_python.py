@@ -12,7 +12,7 @@ Python ``def``; see :mod:`interp.py_codegen` for the construct mapping and
 
 The generated module starts with ``from interp.py_runtime import ...`` and reads the objects
 that have no literal form (constructors, large constants) from a global ``_objects``; exec
-it in :func:`namespace` ``(tree)``.
+it in ``interp.py_runtime.namespace(tree)``.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from irlib.ir.module import IRModule
 from irlib.ir.types import TensorType
 from irlib.transform import InferType
 
-from .py_codegen import OBJECTS, OUTPUT, Codegen
-from .py_runtime import run_deep
+from .py_codegen import OUTPUT, Codegen
+from .py_runtime import namespace, run_deep
 from .values import as_value
 
 __all__ = ["to_python", "run_as_python", "namespace", "PythonFunction"]
 
-_TARGETS = ("cpu", "llvm", "python")
+_TARGETS = ("cpu", "llvm", "cuda", "python")
 _fresh = itertools.count()
 
 
@@ -73,12 +73,12 @@ def to_python(expr, mod=None, target="cpu") -> ast.Module:
     Args:
         expr: an expression without free variables, a Function, or a GlobalVar of ``mod``.
         mod: the module defining the globals and ADTs ``expr`` uses (not modified).
-        target: ``"cpu"`` (alias ``"llvm"``) or ``"python"``; ops always run through their
-            numpy reference implementations.
+        target: ``"cpu"`` (alias ``"llvm"``), ``"cuda"`` or ``"python"``; ops always run
+            through their numpy reference implementations, on the host.
 
     Returns:
         The ``ast.Module``. Its ``irlib_objects`` attribute holds what ``_objects`` must be
-        bound to; :func:`namespace` builds the globals to exec it in.
+        bound to; ``interp.py_runtime.namespace(tree)`` builds the globals to exec it in.
 
     Raises:
         IRError: on free variables, an unknown target or an op used as a value.
@@ -92,11 +92,6 @@ def to_python(expr, mod=None, target="cpu") -> ast.Module:
     function = typed[entry.name_hint] if kind == "global" else entry
     tree.irlib_params = tuple(function.params) if kind != "body" else None
     return tree
-
-
-def namespace(tree: ast.Module) -> dict:
-    """Fresh globals to exec ``tree`` (from :func:`to_python`) in."""
-    return {OBJECTS: getattr(tree, "irlib_objects", ()), "__name__": "irlib_generated"}
 
 
 def run_as_python(expr, mod=None, target="cpu"):

@@ -12,7 +12,7 @@ from . import scope_builder
 from . import types as ty  # relay.ty
 from .bind import bind
 from .scope_builder import ScopeBuilder
-from .span import Span
+from .span import SourceName, Span
 from .type_functor import TypeMutator, TypeVisitor
 from .types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
                     Type, TypeCall, TypeData, TypeKind, TypeRelation, TypeVar, scalar_type)

@@ -81,7 +81,7 @@ class Hasher:
             # Hashed as a one-clause match so that its pattern variables count as bound.
             return self.expr_hash(E.Match(E.Tuple(()), (node,)))
         if isinstance(node, E.Pattern):
-            variables = {v: _mix(_TAG["var"], self.type_hash(v.type_annotation))
+            variables = {v: _mix(_TAG["var"], self.type_hash(_annotation(v)))
                          for v in pattern_vars(node)}
             return self.pattern_hash(node, variables)
         if isinstance(node, IRModule):
@@ -129,7 +129,7 @@ class Hasher:
         """
         kind = type(node)
         if kind is E.Var:
-            annotation = self.type_hash(node.type_annotation)
+            annotation = self.type_hash(_annotation(node))
             if signatures is None:
                 return _mix(_TAG["var"], annotation)
             signature = signatures.get(node)
@@ -336,3 +336,9 @@ def _dim_hash(dim) -> int:
     if isinstance(dim, DimExpr):
         return _mix(_TAG["sym_dim"], _text(format_dim(dim)))
     return _mix(_TAG["dim"], int(dim))
+
+
+def _annotation(var):
+    # `%x : _` and `%x` hash alike, as structural equality treats them alike
+    annotation = var.type_annotation
+    return None if isinstance(annotation, T.IncompleteType) else annotation

@@ -10,6 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class SourceName(str):
+    """The name of a source text (Relay's ``SourceName``); a ``str`` with a ``name``
+    attribute, usable wherever a span's ``source_name`` is expected."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """The name itself."""
+        return str(self)
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """A region of a source text.

@@ -122,6 +122,14 @@ _COMPARE, _UNBIND, _DONE = 0, 1, 2
 _BINDERS = (E.Var, T.TypeVar, T.IncompleteType)
 
 
+def var_annotation(var):
+    """A variable's annotation for comparison: ``_`` (an IncompleteType) counts as no
+    annotation, since both mean "to be inferred" (Relay's parser gives ``%x : _`` a hole,
+    while ``relay.Var("x")`` has none, and its tests expect the two to be equal)."""
+    annotation = var.type_annotation
+    return None if isinstance(annotation, T.IncompleteType) else annotation
+
+
 class _Comparer:
     """Explicit-stack comparison. Handlers return False (after :meth:`fail`), True (equal
     leaves), or ``(children, binds)``: pairs still to compare and variables bound for them."""
@@ -215,7 +223,7 @@ class _Comparer:
             self.renamed += left is not right
             binds.append((left, right))
         if isinstance(left, E.Var):
-            kids.append((left.type_annotation, right.type_annotation,
+            kids.append((var_annotation(left), var_annotation(right),
                          f"{segment}.type_annotation"))
         elif left.kind != right.kind:
             return self.fail((path, segment), left, right, "type variable kinds differ")
@@ -235,7 +243,7 @@ class _Comparer:
         self.lhs_map[left] = right
         self.rhs_map[right] = left
         if isinstance(left, E.Var):
-            return ([(left.type_annotation, right.type_annotation, "type_annotation")], [])
+            return ([(var_annotation(left), var_annotation(right), "type_annotation")], [])
         if left.kind != right.kind:
             return self.fail(path, left, right, "type variable kinds differ")
         return True

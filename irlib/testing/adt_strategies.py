@@ -38,7 +38,7 @@ from ..ir import expr as E
 from ..ir.module import IRModule
 from ..ir.types import FuncType, TensorType, TypeCall
 
-__all__ = ["AdtProgram", "adt_programs", "adt_values", "prelude_module", "KINDS"]
+__all__ = ["AdtProgram", "adt_programs", "adt_values", "forms", "prelude_module", "KINDS"]
 
 #: The value kinds programs compute with (``fn`` is ``int32 -> int32``).
 KINDS = ("int", "bool", "list", "option", "nat", "tree", "fn")
@@ -206,13 +206,23 @@ def decode(value, kind: str):
 
 # -- programs -------------------------------------------------------------------------------
 
+def forms() -> tuple:
+    """The names of the expression forms, e.g. ``"int_ref"`` (``<result kind>_<form>``)."""
+    from ._adt_forms import AdtGenerator
+    return tuple(sorted(name[1:] for name in dir(AdtGenerator)
+                        if name.startswith("_") and name[1:].split("_")[0] in KINDS))
+
+
 @st.composite
-def adt_programs(draw, max_depth: int = 3, max_inputs: int = 3) -> AdtProgram:
+def adt_programs(draw, max_depth: int = 3, max_inputs: int = 3,
+                 root: str | None = None) -> AdtProgram:
     """Strategy for well-typed higher-order programs over the Prelude's ADTs.
 
     Args:
         max_depth: how deeply expressions nest (each level is one let, match, call, ...).
         max_inputs: the most input variables (at least one).
+        root: if given, the form (one of :func:`forms`) of the whole expression, so a test
+            can make sure every form is exercised.
 
     Returns:
         A strategy of :class:`AdtProgram`; build its module with ``program.module()``.
@@ -222,8 +232,21 @@ def adt_programs(draw, max_depth: int = 3, max_inputs: int = 3) -> AdtProgram:
     kinds = tuple(draw(st.lists(st.sampled_from(INPUT_KINDS), min_size=1,
                                 max_size=max_inputs)))
     params = tuple(E.Var(f"in{i}", names.types[kind]) for i, kind in enumerate(kinds))
-    result_kind = draw(st.sampled_from(("int", "list", "option", "nat", "tree", "bool")))
     generator = AdtGenerator(draw, names)
     env = tuple(zip(params, kinds))
-    expr, compute = generator.expr(result_kind, env, draw(st.integers(1, max_depth)))
+    depth = draw(st.integers(1, max_depth))
+    if root is not None:
+        result_kind = root.split("_")[0]
+        expr, compute = getattr(generator, "_" + root)(env, depth - 1)
+    else:
+        result_kind = draw(st.sampled_from(("int", "list", "option", "nat", "tree", "bool")))
+        expr, compute = generator.expr(result_kind, env, depth)
+    if result_kind == "fn":     # results must be comparable values: apply the function
+        function, compute_function = expr, compute
+        argument = draw(st.integers(-5, 5))
+        expr = E.Call(function, [E.const(argument, "int32")])
+        result_kind = "int"
+
+        def compute(values, compute_function=compute_function):
+            return compute_function(values)(argument)
     return AdtProgram(expr, params, kinds, result_kind, compute)

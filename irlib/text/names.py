@@ -5,9 +5,11 @@ back as one identifier, and two distinct variables must never share a printed na
 parser would bind them to the same variable). :class:`NameTable` does both:
 
 * :func:`sanitize_var_name` turns a name hint into an identifier: characters other than
-  ASCII letters, digits and ``_`` become ``_`` (``/`` and ``.`` included: the lexer would read
-  ``%x/%y`` or ``%a.b`` differently), and a name that does not start with a letter or ``_``
-  gets a ``v`` prefix (``""`` -> ``v``, ``1`` -> ``v1``, and ``_`` -> ``v_``).
+  ASCII letters, digits, ``_`` and ``/`` become ``_`` (``.`` included: the lexer would read
+  ``%a.b`` as a projection). ``/`` is kept, as Relay does (``%base/x``): the lexer reads it
+  as part of an identifier, and the printer never writes an infix ``/``. A name that does not
+  start with a letter or ``_`` gets a ``v`` prefix (``""`` -> ``v``, ``1`` -> ``v1``, and
+  ``_`` -> ``v_``).
 * :meth:`NameTable.name_of` gives each object one name, appending digits on a clash
   (``x``, ``x1``, ``x2``, ... skipping names already taken).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 
 _NOT_IDENT_CHAR = re.compile(r"[^A-Za-z0-9_]")
+_NOT_VAR_CHAR = re.compile(r"[^A-Za-z0-9_/]")
 
 # Words a type variable must not be printed as: in type position these are keywords, the
 # tensor type constructor, or (by prefix) read as a dtype by the lexer.
@@ -28,7 +31,7 @@ _DTYPE_PREFIXES = ("int", "uint", "float", "bool")
 
 def sanitize_var_name(hint: str) -> str:
     """A local-variable identifier for ``hint`` (see module docstring)."""
-    name = _NOT_IDENT_CHAR.sub("_", hint or "")
+    name = _NOT_VAR_CHAR.sub("_", hint or "")
     # NOTE: a lone "_" is the wildcard token; "%_" is avoided so no lexer has to decide.
     if not name or not (name[0].isalpha() or name[0] == "_") or name == "_":
         name = "v" + name

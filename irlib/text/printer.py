@@ -26,6 +26,7 @@ from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import pattern_vars
 from ..ir.module import IRModule
+from ..ir.span import SourceName
 from ..ir.type_functor import iter_types
 from ..ir.type_text import type_data_to_text, type_to_text
 from ..ir.types import Type, TypeData, TypeVar
@@ -310,9 +311,19 @@ class _Printer:
                 return ""
             return " /* " + str(note).replace("*/", "* /") + " */"
         ty = node._checked_type
-        if ty is None:
+        span = node.span
+        # NOTE: only spans given a SourceName (by a user or a frontend, as Relay's
+        # `Span(SourceName("conv0"), ...)`) are shown; the parser's own spans are not, so
+        # printed text round-trips unchanged.
+        shown_span = span is not None and type(span.source_name) is SourceName
+        if ty is None and not shown_span:
             return ""
-        return " /* ty=" + self._type_text(ty) + " */"
+        note = " /*"
+        if ty is not None:
+            note += " ty=" + self._type_text(ty)
+        if shown_span:
+            note += f" span={span.source_name}:{span.line}:{span.column}"
+        return note + " */"
 
     # -- types and names ---------------------------------------------------------------------------
     def _type_text(self, ty) -> str:

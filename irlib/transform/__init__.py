@@ -78,3 +78,17 @@ from .combine_parallel_dense import CombineParallelDense
 register_pass("CombineParallelConv2d", CombineParallelConv2D)
 register_pass("CombineParallelDense", CombineParallelDense)
 __all__ += ["CombineParallelConv2D", "CombineParallelDense"]
+from .merge_composite import MergeComposite
+from .annotate_target import AnnotateTarget, register_target_op
+from .merge_compiler_regions import MergeCompilerRegions
+from .partition_graph import PartitionGraph
+
+for _pass_class in (MergeComposite, AnnotateTarget, MergeCompilerRegions, PartitionGraph):
+    register_pass(_pass_class.name, _pass_class)
+del _pass_class
+__all__ += ["MergeComposite", "AnnotateTarget", "register_target_op", "MergeCompilerRegions",
+            "PartitionGraph"]
+from .rewrite_annotated_ops import RewriteAnnotatedOps
+
+register_pass("RewriteAnnotatedOps", RewriteAnnotatedOps)
+__all__ += ["RewriteAnnotatedOps"]

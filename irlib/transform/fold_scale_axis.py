@@ -10,6 +10,9 @@ channel axis and the multiply disappears. Every node on the way must have no oth
 *Forward*: ``conv(relu*(multiply(x, s)), w)`` (the relu only for a positive ``s``; a
 ``groups=1`` ``nn.conv2d``/``nn.conv3d`` or an ``nn.dense``) with ``s`` constant per input
 channel becomes ``conv(relu*(x), w * s)``, the weight scaled along its *input* channel axis.
+A bias added after the scale moves in front of it: ``relu(x * s + b)`` becomes
+``relu(x + b / s)`` (for a nowhere-zero ``s``), the batch-norm-before-conv shape of
+pre-activation ResNets.
 
 ``FoldScaleAxis()`` is ``Sequential([BackwardFoldScaleAxis(), ForwardFoldScaleAxis(),
 FoldConstant()])`` at level 0 whose first two passes are level 3: as in Relay, under the
@@ -176,6 +179,15 @@ class _Forward(LetMutator):
         relus, data = 0, original.args[0]
         while op_name(data) == "nn.relu" and self.uses.get(data, 0) == 1:
             relus, data = relus + 1, data.args[0]
+        bias_add = None
+        if op_name(data) == "add" and self.uses.get(data, 0) == 1:
+            # (x * s + b) == (x + b / s) * s: the scale moves past a bias add
+            for side in (0, 1):
+                inner = data.args[side]
+                if op_name(inner) == "multiply" and self.uses.get(inner, 0) == 1 and \
+                        tuple(tensor_type(inner).shape) == tuple(tensor_type(data).shape):
+                    bias_add, data = (data, data.args[1 - side]), inner
+                    break
         if op_name(data) != "multiply" or self.uses.get(data, 0) != 1:
             return node
         for side in (0, 1):
@@ -187,9 +199,11 @@ class _Forward(LetMutator):
                     tuple(tensor_type(value).shape) != tuple(tensor_type(data).shape):
                 continue
             weight_scale = _weight_scale(original, vector, "I")
-            if weight_scale is None:
+            if weight_scale is None or bias_add is not None and not np.all(vector != 0):
                 continue
             new_data = self.memo[value]
+            if bias_add is not None:
+                new_data = op("add", new_data, op("divide", self.memo[bias_add[1]], scale))
             for _ in range(relus):
                 new_data = op("nn.relu", new_data)
             new_weight = op("multiply", node.args[1], weight_scale)

@@ -9,7 +9,8 @@ their branch, tuple projections and reads of known references are resolved throu
 store. Unknown code is residualised in A-normal form, once, in evaluation order, so effects
 are never duplicated or reordered. Branches and function bodies run on a copy of the store;
 a call of unknown code, a residual branch or a write through an unknown reference forgets
-the store.
+the store. Writes are residualised too, unless the reference ends up only ever written in
+the residual program (every read was resolved): then it and its writes are dropped.
 
 Termination: a function may be inlined inside an active inlining of the *same* function
 only if the static size of its arguments is strictly smaller (a known list or nat shrinks;
@@ -34,12 +35,12 @@ import numpy as np
 
 from ..errors import IRError
 from ..ir import expr as E
-from ..ir.functor import rename_pattern, pattern_vars
+from ..ir.functor import children, pattern_vars, post_order, rename_pattern
 from ..ir.module import IRModule
 from ..ir.type_functor import iter_types
 from ..ir.types import TypeVar
 from ..op import registry
-from ._rewrite import is_primitive
+from ._rewrite import LetMutator, is_primitive
 from .eliminate_common_subexpr import is_stateful
 from .pass_infra import ModulePass, is_skipped_function
 from .to_a_normal_form import ToANormalForm, to_a_normal_form
@@ -437,6 +438,51 @@ def _static_match(pattern, pv):
     return (None, None) if unknown else (True, bindings)
 
 
+# -- write-only references ------------------------------------------------------------------------
+
+def _write_only_refs(expr) -> set:
+    """Let-bound references of the residual code that are only ever written: their
+    reads were all resolved statically, so the writes cannot be observed."""
+    candidates = {n.var for n in post_order(expr)
+                  if type(n) is E.Let and type(n.value) is E.RefCreate}
+    if not candidates:
+        return set()
+    escaped = set()
+    for node in post_order(expr):
+        kind = type(node)
+        for index, child in enumerate(children(node)):
+            if child not in candidates:
+                continue
+            if (kind is E.Let and index == 0) or (kind is E.RefWrite and index == 0
+                                                   and node.value is not child):
+                continue
+            escaped.add(child)
+    return candidates - escaped
+
+
+class _DropRefs(LetMutator):
+    def __init__(self, dead):
+        super().__init__()
+        self.dead = dead
+        self.removed: set = set()
+
+    def bind_let(self, let, new_value):
+        value = let.value
+        if type(value) is E.RefCreate and let.var in self.dead:
+            self.removed.add(let)
+        elif type(value) is E.RefWrite and value.ref in self.dead:
+            self.removed.add(let)
+            self.memo[let.var] = E.Tuple(())
+
+    def visit_let(self, node, original):
+        return node.body if original in self.removed else node
+
+
+def _drop_write_only_refs(expr):
+    dead = _write_only_refs(expr)
+    return _DropRefs(dead).visit(expr) if dead else expr
+
+
 # -- entry points ---------------------------------------------------------------------------------
 
 def _evaluate_function(func: E.Function, mod, key) -> E.Function:
@@ -448,6 +494,7 @@ def _evaluate_function(func: E.Function, mod, key) -> E.Function:
     for old, new in zip(func.params, params):
         frame.env[old] = PV(None, new)
     body = evaluator.run(evaluator.activation(key, 0, func.body, frame, fresh_store=True))
+    body = _drop_write_only_refs(body)
     return E.Function(params, body, func.ret_type, func.type_params, func.attrs)
 
 

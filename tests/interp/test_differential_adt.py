@@ -6,11 +6,13 @@ recursion); the ADT programs are also checked against their own oracle.
 """
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import interp
 from interp import ConstructorValue, NDArray, RefValue, TupleValue
 from irlib.testing import strategies as irst
+from irlib.testing.adt_strategies import forms
 from irlib.testing.budget import examples
 
 
@@ -70,3 +72,15 @@ def test_adt_programs_agree_with_each_other_and_the_oracle(program, data):
 def test_deeper_adt_programs_agree(program, data):
     inputs = data.draw(program.inputs_strategy())
     assert_identical(*run_both(program.module(), program.input_list(inputs)))
+
+
+@pytest.mark.parametrize("root", forms())
+def test_every_adt_form_agrees(root):
+    @settings(max_examples=examples(4), deadline=None)
+    @given(program=irst.adt_programs(root=root), data=st.data())
+    def check(program, data):
+        inputs = data.draw(program.inputs_strategy())
+        python, interpreted = run_both(program.module(), program.input_list(inputs))
+        assert_identical(python, interpreted)
+        assert program.decode(python) == program.reference(inputs)
+    check()

@@ -193,7 +193,8 @@ def test_effects_happen_in_the_interpreters_order():
       (ref_read(%r),
        { let %u2 = ref_write(%r, 2); ref_read(%r) },
        { let %u3 = ref_write(%r, 3); ref_read(%r) },
-       %f({ let %u4 = ref_write(%r, 4); ref_read(%r) }, { let %u5 = ref_write(%r, 5); ref_read(%r) }),
+       %f({ let %u4 = ref_write(%r, 4); ref_read(%r) },
+          { let %u5 = ref_write(%r, 5); ref_read(%r) }),
        ref_read(%r))
     }"""
     a, b, c, (d, e), f = run_main(text)
@@ -203,7 +204,8 @@ def test_effects_happen_in_the_interpreters_order():
 def test_arguments_are_evaluated_before_the_callee():
     text = """def @main() {
       let %r = ref(0);
-      ({ let %u = ref_write(%r, 10); fn (%x: int32) { %x + ref_read(%r) } })({ let %v = ref_write(%r, 1); ref_read(%r) })
+      ({ let %u = ref_write(%r, 10); fn (%x: int32) { %x + ref_read(%r) } })
+        ({ let %v = ref_write(%r, 1); ref_read(%r) })
     }"""
     assert scalar(run_main(text)) == 11     # argument 1 first, then the callee writes 10
 

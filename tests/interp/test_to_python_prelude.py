@@ -78,8 +78,8 @@ def test_unfold_and_accumulating_maps():
       if (%n == 0) { None } else { Some((%n - 1, %n)) } }"""
     assert items(run_text(f"def @main() {{ @unfoldr({countdown}, 3) }}")) == [3, 2, 1]
     assert items(run_text(f"def @main() {{ @unfoldl({countdown}, 3) }}")) == [1, 2, 3]
-    acc, out = run_text("def @main() { @map_accumr(fn (%a: int32, %x: int32) { (%a + %x, %a + %x) },"
-                        " 0, Cons(1, Cons(2, Cons(3, Nil)))) }")
+    acc, out = run_text("def @main() { @map_accumr(fn (%a: int32, %x: int32) "
+                        "{ (%a + %x, %a + %x) }, 0, Cons(1, Cons(2, Cons(3, Nil)))) }")
     assert acc.numpy().item() == 6 and items(out) == [6, 5, 3]
 
 

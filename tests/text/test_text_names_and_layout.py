@@ -13,7 +13,7 @@ def test_sanitize_var_name():
     assert sanitize_var_name("x") == "x"
     assert sanitize_var_name("") == "v"
     assert sanitize_var_name("0") == "v0"
-    assert sanitize_var_name("conv/weight:0") == "conv_weight_0"
+    assert sanitize_var_name("conv/weight:0") == "conv/weight_0"
     assert sanitize_var_name("_private") == "_private"
     assert sanitize_var_name("ü") == "v_"
 

@@ -191,10 +191,10 @@ def test_names_are_sanitized():
     names = [var(""), var("1a"), var("a/b.c"), var("_t"), var("x-y")]
     check(str(Tuple(names)), "free_var %v;\n"
                              "free_var %v1a;\n"
-                             "free_var %a_b_c;\n"
+                             "free_var %a/b_c;\n"
                              "free_var %_t;\n"
                              "free_var %x_y;\n"
-                             "(%v, %v1a, %a_b_c, %_t, %x_y)")
+                             "(%v, %v1a, %a/b_c, %_t, %x_y)")
 
 
 def test_a_bare_free_var_prints_its_declaration():

@@ -156,3 +156,21 @@ def test_fold_scale_axis_preserves_meaning(seed, with_relu, with_bias, sign):
     assert_close(run(out, inputs), run(mod, inputs))
     if sign > 0 or not with_relu:
         assert op_names(out["main"])[-1] != "multiply"
+
+
+def test_forward_moves_the_scale_past_a_bias_add():
+    x, w = var("x", shape=(1, 3, 5, 5), dtype="float64"), var("w", shape=(4, 3, 3, 3),
+                                                                dtype="float64")
+    shift = const(f64(3, 1, 1))
+    data = irlib.nn.relu(irlib.add(irlib.multiply(x, const(f64(3, 1, 1, positive=True))),
+                                   shift))
+    func = Function([x, w], irlib.nn.conv2d(data, w, padding=(1, 1)))
+    out = ForwardFoldScaleAxis()(IRModule.from_expr(func))
+    relu = out["main"].body.args[0]
+    assert relu.op.name == "nn.relu" and op_names(relu) == ["divide", "add", "nn.relu"]
+    inputs = [f64(1, 3, 5, 5), f64(4, 3, 3, 3)]
+    assert_close(run(out, inputs), run(IRModule.from_expr(func), inputs))
+    zero = np.zeros((3, 1, 1))
+    blocked = Function([x, w], irlib.nn.conv2d(irlib.add(irlib.multiply(x, const(zero)), shift),
+                                               w))
+    assert "multiply" in op_names(ForwardFoldScaleAxis()(blocked).body.args[0])

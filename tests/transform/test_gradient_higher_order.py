@@ -211,5 +211,8 @@ def test_check_grad_on_generated_programs_with_closures_and_loops(program):
     if any(type(n) is E.GlobalVar for n in post_order(func)):
         check_module_grad(mod, program.input_list(program.random_inputs()))
     else:
+        grad = gradient(func)
+        irlib.analysis.check_well_formed(grad)
+        InferType()(irlib.IRModule.from_expr(grad))     # the gradient type-checks
         check_grad(func, inputs=program.input_list(program.random_inputs()), rtol=1e-4,
                    atol=1e-5)

@@ -349,6 +349,8 @@ class Importer:
         if which == "sequence_type":
             from ...ir.types import TypeCall
             element = self.value_type(type_proto.sequence_type.elem_type, name)
+            if isinstance(element, TensorType):  # elements may differ in shape
+                element = TensorType([Any] * len(element.shape), element.dtype)
             return TypeCall(self.prelude.mod.get_global_type_var("List"), [element])
         if which == "optional_type":
             from ...ir.types import TypeCall

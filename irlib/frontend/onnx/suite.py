@@ -122,8 +122,6 @@ def run_case(case, executor: str = "debug") -> CaseResult:
     expected = [_normalize(value) for value in expected]
     graph_inputs = [vi.name for vi in case.model.graph.input
                     if vi.name not in {init.name for init in case.model.graph.initializer}]
-    if any(not isinstance(value, np.ndarray) for value in inputs):
-        return CaseResult(case.name, "input", "non-tensor inputs")
     try:
         mod, params = from_onnx(case.model)
     except OpNotImplemented as error:
@@ -135,8 +133,14 @@ def run_case(case, executor: str = "debug") -> CaseResult:
     except Exception as error:  # noqa: BLE001  (a crash is a finding, reported by category)
         return CaseResult(case.name, "crash", f"{type(error).__name__}: {_short(error)}")
     try:
+        main = mod["main"]
+        args = [to_value(value, var.type_annotation, mod)
+                for value, var in zip(inputs[:len(graph_inputs)], main.params)]
+    except (TypeError, ValueError) as error:
+        return CaseResult(case.name, "input", _short(error))
+    try:
         function = interp.create_executor(executor, mod=mod).evaluate()
-        result = function(*inputs[:len(graph_inputs)])
+        result = function(*args)
     except IRError as error:
         return CaseResult(case.name, "run", f"{type(error).__name__}: {_short(error)}")
     except Exception as error:  # noqa: BLE001
@@ -146,12 +150,76 @@ def run_case(case, executor: str = "debug") -> CaseResult:
         return CaseResult(case.name, "outputs", f"{len(outputs)} outputs, expected "
                                                 f"{len(expected)}")
     for index, (actual, want) in enumerate(zip(outputs, expected)):
-        if not isinstance(want, np.ndarray):
-            return CaseResult(case.name, "input", "non-tensor expected output")
-        category, detail = compare(actual, want)
+        category, detail = compare_value(from_value(actual), want)
         if category != "pass":
             return CaseResult(case.name, category, f"output {index}: {detail}")
     return CaseResult(case.name, "pass")
+
+
+def to_value(value, ty, mod):
+    """A runner input as an interpreter value of type ``ty``: Python lists become the
+    Prelude's ``List`` (Cons/Nil), optionals ``Option`` (Some/None); tensors pass through.
+
+    Raises:
+        TypeError: when ``value`` does not fit ``ty``.
+    """
+    from interp.values import ConstructorValue
+    from irlib.ir.types import TypeCall
+    if not isinstance(ty, TypeCall):
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"expected a tensor for {ty}, got {type(value).__name__}")
+        return value
+    name = ty.func.name_hint
+    if name == "List":
+        if not isinstance(value, list):
+            raise TypeError(f"expected a sequence, got {type(value).__name__}")
+        _, cons, nil = mod.get_type("List")
+        result = ConstructorValue(nil.tag, (), nil)
+        for item in reversed(value):
+            result = ConstructorValue(cons.tag, (to_value(_normalize(item), ty.args[0], mod),
+                                                 result), cons)
+        return result
+    if name == "Option":
+        _, some, none = mod.get_type("Option")
+        if value is None:
+            return ConstructorValue(none.tag, (), none)
+        return ConstructorValue(some.tag, (to_value(_normalize(value), ty.args[0], mod),), some)
+    raise TypeError(f"cannot feed a value of type {ty}")
+
+
+def from_value(value):
+    """An interpreter result as a runner value: ``List`` -> list, ``Option`` -> value/None."""
+    from interp.values import ConstructorValue
+    if not isinstance(value, ConstructorValue):
+        return value
+    if value.name in ("Cons", "Nil"):
+        items = []
+        while value.name == "Cons":
+            items.append(from_value(value.fields[0]))
+            value = value.fields[1]
+        return items
+    if value.name == "Some":
+        return from_value(value.fields[0])
+    if value.name == "None":
+        return None
+    return value
+
+
+def compare_value(actual, expected) -> tuple:
+    """:func:`compare` extended to sequences (lists) and empty optionals (None)."""
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return "mismatch", "sequence length or kind differs"
+        for item, want in zip(actual, expected):
+            category, detail = compare_value(item, _normalize(want))
+            if category != "pass":
+                return category, f"sequence item: {detail}"
+        return "pass", ""
+    if expected is None:
+        return ("pass", "") if actual is None else ("mismatch", "expected an empty optional")
+    if actual is None or isinstance(actual, list):
+        return "mismatch", "got a sequence or empty optional, expected a tensor"
+    return compare(actual, _normalize(expected))
 
 
 def _normalize(value):

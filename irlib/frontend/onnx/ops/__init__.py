@@ -12,3 +12,6 @@ from . import loss  # noqa: F401
 from . import quantize  # noqa: F401
 from . import attention  # noqa: F401
 from . import image  # noqa: F401
+from . import misc  # noqa: F401
+from . import loops  # noqa: F401
+from . import sequence  # noqa: F401

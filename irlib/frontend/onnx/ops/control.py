@@ -15,6 +15,15 @@ def convert_subgraph(ctx, graph):
     return convert_graph(child, graph)
 
 
+def convert_subgraph_with(ctx, graph, values):
+    """Convert ``graph`` with its inputs bound to ``values``; returns its outputs."""
+    from ..importer import GraphContext, convert_graph
+    child = GraphContext(ctx.importer, parent=ctx)
+    for info, value in zip(graph.input, values):
+        child.bind(info.name, value)
+    return convert_graph(child, graph)
+
+
 @converter("If")
 def _if(ctx, inputs, attrs):
     cond = inputs[0]

@@ -1,0 +1,94 @@
+"""Assorted ONNX ops mapped onto the ``onnx.*`` ops of :mod:`irlib.op.onnx_misc_ops`:
+Unique, NonMaxSuppression, BitCast, Det, DFT, the window functions, CumProd."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....op import onnx_misc_ops
+from ..importer import onnx_dtype
+from ..registry import converter
+from .common import constant_ints, normalize_axis
+
+
+@converter("Unique", since=11)
+def _unique(ctx, inputs, attrs):
+    data = inputs[0]
+    axis = attrs.get("axis")
+    if axis is not None:
+        axis = normalize_axis(int(axis), ctx.ndim(data))
+    tup = ctx.emit("onnx.unique", data, axis=axis, sorted=bool(attrs.get("sorted", 1)))
+    return [ctx.tuple_get(tup, i) for i in range(4)][:ctx.num_outputs]
+
+
+@converter("NonMaxSuppression", since=10)
+def _non_max_suppression(ctx, inputs, attrs):
+    padded = list(inputs) + [None] * (5 - len(inputs))
+    boxes, scores, limit, iou, score = padded[:5]
+    limit = ctx.const(np.zeros(0, "int64")) if limit is None else \
+        ctx.emit("cast", limit, dtype="int64")
+    iou = ctx.const(np.zeros(0, "float32")) if iou is None else \
+        ctx.emit("cast", iou, dtype="float32")
+    score = ctx.const(np.zeros(0, "float32")) if score is None else \
+        ctx.emit("cast", score, dtype="float32")
+    return ctx.emit("onnx.non_max_suppression", boxes, scores, limit, iou, score,
+                    center_point_box=int(attrs.get("center_point_box", 0)))
+
+
+@converter("BitCast", since=26)
+def _bitcast(ctx, inputs, attrs):
+    return ctx.emit("onnx.bitcast", inputs[0], dtype=onnx_dtype(attrs["to"]))
+
+
+@converter("Det", since=11)
+def _det(ctx, inputs, attrs):
+    return ctx.emit("onnx.det", inputs[0])
+
+
+def _dft(ctx, data, length, axis, attrs):
+    def vector(value, dtype):
+        if value is None:
+            return ctx.const(np.zeros(0, dtype))
+        return ctx.emit("cast", value, dtype=dtype)
+    if isinstance(axis, int):
+        axis = ctx.const(np.array([axis], "int64"))
+    return ctx.emit("onnx.dft", data, vector(length, "int64"), vector(axis, "int64"),
+                    inverse=bool(attrs.get("inverse", 0)),
+                    onesided=bool(attrs.get("onesided", 0)))
+
+
+@converter("DFT", since=17)
+def _dft_v17(ctx, inputs, attrs):
+    length = inputs[1] if len(inputs) > 1 else None
+    return _dft(ctx, inputs[0], length, int(attrs.get("axis", 1)), attrs)
+
+
+@converter("DFT", since=20)
+def _dft_v20(ctx, inputs, attrs):
+    length = inputs[1] if len(inputs) > 1 else None
+    axis = inputs[2] if len(inputs) > 2 and inputs[2] is not None else -2
+    return _dft(ctx, inputs[0], length, axis, attrs)
+
+
+def _window(kind: str):
+    def convert(ctx, inputs, attrs):
+        dtype = onnx_dtype(attrs.get("output_datatype", 1))
+        periodic = bool(attrs.get("periodic", 1))
+        size = constant_ints(ctx, inputs[0])
+        if size is not None:
+            return ctx.const(onnx_misc_ops.window_values(size[0], kind, periodic, dtype))
+        return ctx.emit("onnx.window", ctx.emit("cast", inputs[0], dtype="int64"), kind=kind,
+                        periodic=periodic, dtype=dtype)
+    return convert
+
+
+converter("HannWindow", since=17)(_window("hann"))
+converter("HammingWindow", since=17)(_window("hamming"))
+converter("BlackmanWindow", since=17)(_window("blackman"))
+
+
+@converter("CumProd", since=26)
+def _cumprod(ctx, inputs, attrs):
+    return ctx.emit("onnx.cumprod", inputs[0], ctx.emit("cast", inputs[1], dtype="int64"),
+                    exclusive=bool(attrs.get("exclusive", 0)),
+                    reverse=bool(attrs.get("reverse", 0)))

@@ -1,0 +1,244 @@
+"""Source generation for a fused group: one loop nest over the output, ops inlined.
+
+Given the typed body of a ``Primitive`` function, :func:`generate` writes the source of one
+numba function ``kernel(a0, a1, ..., out)`` that loops over the output's index space and
+computes each output element by inlining every op of the group (TVM's compute inlining):
+
+* an input tensor is read at the index its consumers ask for (broadcast dims read 0);
+* an elementwise/broadcast op becomes a scalar expression over its operands' values;
+* an index op (``expand_dims``, ``squeeze``, ``reshape``, ``batch_flatten``, ``transpose``,
+  ``broadcast_to``, ``concatenate``) only changes the index its operand is read at.
+
+Every (node, index) pair is computed once per element, into a local ``t<k>``. One node may
+be an *anchor* (``nn.conv2d``, ``nn.dense``, ...): it is not inlined but read from an extra
+input array that the caller fills by running the anchor's kernel first.
+
+Before/after, for ``fn (%p0: Tensor[(2, 3)], %p1: Tensor[(3)]) { nn.relu(add(%p0, %p1)) }``::
+
+    @njit(cache=True)
+    def kernel(a0, a1, out):
+        for i0 in range(2):
+            for i1 in range(3):
+                t0 = a0[i0, i1]
+                t1 = a1[i1]
+                t2 = (t0 + t1)
+                t3 = max(t2, np.float32(0.0))
+                out[i0, i1] = t3
+"""
+
+from __future__ import annotations
+
+from irlib.ir import expr as E
+from irlib.ir.types import TensorType
+
+from .scalar_ops import BINARY, COMPARISONS, UNARY, literal
+
+
+class Unsupported(Exception):
+    """The group has something the generator does not handle (the caller falls back)."""
+
+
+def _shape(node) -> tuple:
+    ty = node.checked_type
+    if not isinstance(ty, TensorType):
+        raise Unsupported(f"non-tensor value of type {ty}")
+    return tuple(int(d) for d in ty.shape)
+
+
+def _dtype(node) -> str:
+    return node.checked_type.dtype
+
+
+def _strides(shape) -> list:
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return list(reversed(strides))
+
+
+def _broadcast_index(index: list, shape: tuple) -> list:
+    """The operand index for output ``index`` under numpy broadcasting."""
+    offset = len(index) - len(shape)
+    return ["0" if dim == 1 else index[offset + j] for j, dim in enumerate(shape)]
+
+
+class _Emitter:
+    """Emits the loop body: one local per distinct (node, index)."""
+
+    def __init__(self, inputs: dict, float_dtype: str):
+        self.inputs = inputs          # node -> argument name
+        self.float_dtype = float_dtype
+        self.lines: list = []
+        self.memo: dict = {}
+        self.needs: dict = {}
+
+    def value(self, node, index: list) -> str:
+        """The local holding ``node``'s value at ``index`` (emitting what it needs)."""
+        # NOTE: an explicit stack, not recursion: groups are bounded by FuseOps' max depth,
+        # but a chain of 256 ops must not approach the recursion limit either.
+        stack = [(node, tuple(index), False)]
+        while stack:
+            current, idx, ready = stack.pop()
+            key = (current, idx)
+            if key in self.memo:
+                continue
+            needs = self.needs.get(key)
+            if needs is None:
+                needs = self.needs[key] = self.operands(current, list(idx))
+            missing = [(n, tuple(i)) for n, i in needs if (n, tuple(i)) not in self.memo]
+            if missing and not ready:
+                stack.append((current, idx, True))
+                stack.extend((n, i, False) for n, i in missing)
+                continue
+            self.memo[key] = self.emit(current, list(idx),
+                                       [self.memo[(n, tuple(i))] for n, i in needs])
+        return self.memo[(node, tuple(index))]
+
+    def new_local(self, expression: str) -> str:
+        name = f"t{len(self.lines)}"
+        self.lines.append(f"{name} = {expression}")
+        return name
+
+    # -- per-node rules -----------------------------------------------------------------------
+    def operands(self, node, index: list) -> list:
+        """``(operand node, operand index)`` pairs ``node`` reads at ``index``."""
+        if node in self.inputs or isinstance(node, E.Constant):
+            return []
+        if not isinstance(node, E.Call) or not isinstance(node.op, E.Op):
+            raise Unsupported(f"{type(node).__name__} in a fused group")
+        name, args, attrs = node.op.name, node.args, node.attrs
+        if name in UNARY or name in ("clip", "nn.leaky_relu", "cast"):
+            return [(args[0], index)]
+        if name in BINARY or name == "where":
+            return [(a, _broadcast_index(index, _shape(a))) for a in args]
+        if name == "nn.bias_add":
+            axis = attrs["axis"] % len(index)
+            return [(args[0], index), (args[1], [index[axis]])]
+        if name == "broadcast_to":
+            return [(args[0], _broadcast_index(index, _shape(args[0])))]
+        if name == "expand_dims":
+            axis = attrs["axis"]
+            axis = axis if axis >= 0 else axis + len(index)
+            return [(args[0], index[:axis] + index[axis + attrs["num_newaxis"]:])]
+        if name == "transpose":
+            axes = attrs["axes"] or tuple(reversed(range(len(index))))
+            source = [None] * len(index)
+            for out_dim, in_dim in enumerate(axes):
+                source[in_dim % len(index)] = index[out_dim]
+            return [(args[0], source)]
+        if name in ("reshape", "nn.batch_flatten", "squeeze"):
+            return [(args[0], self.reshape_index(index, _shape(node), _shape(args[0])))]
+        if name == "concatenate":
+            return self.concat_operands(node, index)
+        raise Unsupported(f"op {name}")
+
+    def reshape_index(self, index: list, out_shape: tuple, in_shape: tuple) -> list:
+        kept_out = [(i, d) for i, d in zip(index, out_shape) if d != 1]
+        kept_in = [j for j, d in enumerate(in_shape) if d != 1]
+        if [d for _, d in kept_out] == [in_shape[j] for j in kept_in]:
+            # Only unit dims added or removed: a direct index map.
+            source = ["0"] * len(in_shape)
+            for j, (i, _) in zip(kept_in, kept_out):
+                source[j] = i
+            return source
+        terms = [f"{i} * {s}" for i, s in zip(index, _strides(out_shape)) if s and i != "0"]
+        linear = self.new_local(" + ".join(terms) if terms else "0")
+        return [f"(({linear} // {s}) % {d})" for s, d in zip(_strides(in_shape), in_shape)]
+
+    def concat_operands(self, node, index: list) -> list:
+        fields = node.args[0]
+        if not isinstance(fields, E.Tuple):
+            raise Unsupported("concatenate of a non-literal tuple")
+        axis = node.attrs["axis"] % len(index)
+        pairs, start = [], 0
+        for field in fields.fields:
+            shifted = list(index)
+            shifted[axis] = f"({index[axis]} - {start})" if start else index[axis]
+            # Clamp so that reads of the branches not taken stay in bounds.
+            size = _shape(field)[axis]
+            shifted[axis] = f"min(max({shifted[axis]}, 0), {size - 1})"
+            pairs.append((field, shifted))
+            start += size
+        return pairs
+
+    def emit(self, node, index: list, values: list) -> str:
+        if node in self.inputs:
+            return self.new_local(f"{self.inputs[node]}[{', '.join(index) or '0'}]")
+        if isinstance(node, E.Constant):
+            data = node.data.numpy()
+            if data.size != 1:
+                raise Unsupported("non-scalar constant inside a group")
+            return literal(data.reshape(-1)[0], data.dtype.name)
+        name, attrs = node.op.name, node.attrs
+        dtype = _dtype(node)
+        if name in UNARY:
+            text = UNARY[name].format(*values)
+            if name == "nn.relu":
+                text = f"max({values[0]}, {literal(0.0, dtype)})"
+        elif name in BINARY:
+            text = BINARY[name].format(*values)
+        elif name == "where":
+            text = f"({values[1]} if {values[0]} else {values[2]})"
+        elif name == "clip":
+            text = (f"min(max({values[0]}, {literal(attrs['a_min'], dtype)}), "
+                    f"{literal(attrs['a_max'], dtype)})")
+        elif name == "nn.leaky_relu":
+            text = (f"({values[0]} if {values[0]} > 0 else "
+                    f"{values[0]} * {literal(attrs['alpha'], dtype)})")
+        elif name == "cast":
+            text = f"np.{dtype}({values[0]})"
+        elif name == "nn.bias_add":
+            text = f"({values[0]} + {values[1]})"
+        elif name == "concatenate":
+            axis = attrs["axis"] % len(index)
+            bounds, start = [], 0
+            for field in node.args[0].fields:
+                start += _shape(field)[axis]
+                bounds.append(start)
+            text = values[-1]
+            for bound, value in reversed(list(zip(bounds[:-1], values[:-1]))):
+                text = f"({value} if {index[axis]} < {bound} else {text})"
+        else:                                   # index-only ops: the operand's value
+            return values[0]
+        if name not in COMPARISONS and dtype in ("float32", "float64") and name != "cast":
+            text = f"np.{dtype}({text})"
+        return self.new_local(text)
+
+
+def generate(func: E.Function, anchor=None) -> tuple:
+    """Source of the fused kernel of ``func``.
+
+    Args:
+        func: the typed primitive function (single tensor output).
+        anchor: the anchor call node (read from an extra input placed after the params), or
+            None.
+
+    Returns:
+        ``(source, function_name)``. The generated function takes the params (rank 0 passed
+        as shape (1,)), then the anchor's result if any, then the output array.
+
+    Raises:
+        Unsupported: if the group has an op or a dtype the generator does not handle.
+    """
+    out_shape = _shape(func.body)
+    inputs = {p: f"a{i}" for i, p in enumerate(func.params)}
+    for param in func.params:
+        _shape(param)
+    names = [inputs[p] for p in func.params]
+    if anchor is not None:
+        inputs[anchor] = "anchor"
+        names.append("anchor")
+    emitter = _Emitter(inputs, _dtype(func.body))
+    index = [f"i{k}" for k in range(len(out_shape))]
+    result = emitter.value(func.body, index)
+    body = emitter.lines + [f"out[{', '.join(index) or '0'}] = {result}"]
+    lines = ["import math", "import numpy as np", "from numba import njit", "", "",
+             "@njit(cache=True, fastmath=False)",
+             f"def kernel({', '.join(names + ['out'])}):"]
+    depth = 1
+    for k, dim in enumerate(out_shape):
+        lines.append("    " * depth + f"for i{k} in range({dim}):")
+        depth += 1
+    lines += ["    " * depth + line for line in body]
+    return "\n".join(lines) + "\n", "kernel"
