@@ -79,3 +79,23 @@ def doc_code_blocks():
 @pytest.mark.parametrize("block", list(doc_code_blocks()))
 def test_doc_code_blocks_run(block):
     exec(compile(block, "<doc>", "exec"), {})
+
+
+def test_irlib_run_on_a_text_format_file(tmp_path, capsys):
+    from irlib.cli import main
+    program = tmp_path / "model.rly"
+    program.write_text('#[version = "0.0.5"]\n'
+                       'def @main(%x: Tensor[(1, 4), float32]) {\n'
+                       '  nn.softmax(add(%x, %x))\n'
+                       '}\n')
+    assert main(["run", str(program), "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "output: shape=(1, 4) dtype=float32" in out and "top-5 of sample 0" in out
+
+
+def test_irlib_run_reports_a_parse_error_with_its_location(tmp_path, capsys):
+    from irlib.cli import main
+    program = tmp_path / "bad.rly"
+    program.write_text('#[version = "0.0.5"]\ndef @main(%x) { add(%x, ) }\n')
+    assert main(["run", str(program)]) == 1
+    assert "bad.rly:2:" in capsys.readouterr().err

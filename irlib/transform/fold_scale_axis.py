@@ -41,6 +41,7 @@ from .pass_infra import ModulePass, Sequential
 _CONVS = {"nn.conv2d": 2, "nn.conv3d": 3}
 _ANCHORS = frozenset(_CONVS) | {"nn.dense"}
 _CHAIN = _ANCHORS | {"nn.relu", "add", "subtract"}
+_MAX_NESTING = 8
 
 
 def _use_counts(func) -> dict:
@@ -112,7 +113,7 @@ class _Backward(LetMutator):
                     return folded
         return node
 
-    def _fold(self, top, scale, out_type):
+    def _fold(self, top, scale, out_type, depth=0):
         # Walk down the single-use chain to the anchor, remembering the steps.
         steps, node = [], top
         while op_name(node) not in _ANCHORS:
@@ -150,8 +151,13 @@ class _Backward(LetMutator):
                 continue
             lhs, rhs = step.args
             chain_is_lhs = op_name(lhs) in _CHAIN
-            bias = memo[rhs if chain_is_lhs else lhs]
-            scaled_bias = op("multiply", bias, scale)
+            other = rhs if chain_is_lhs else lhs
+            # Both operands of a residual add can absorb the scale; the depth cap bounds the
+            # (rare) nesting of such adds.
+            scaled_bias = self._fold(other, scale, out_type, depth + 1) \
+                if depth < _MAX_NESTING and op_name(other) in _CHAIN else None
+            if scaled_bias is None:
+                scaled_bias = op("multiply", memo[other], scale)
             args = (result, scaled_bias) if chain_is_lhs else (scaled_bias, result)
             result = step.replace(args=args)
         return result
