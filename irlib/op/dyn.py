@@ -176,10 +176,24 @@ def _reduce_rel(arg_types, attrs):
     return TensorType([Any] * max(rank, 0), data.dtype)
 
 
+def _identity_of(function, dtype):
+    """The value max/min reduce an empty set to (ONNX: -inf/+inf, or the integer limits)."""
+    lowest = function is np.max
+    if dtype == np.bool_:
+        return not lowest
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if lowest else info.max
+    return -np.inf if lowest else np.inf
+
+
 def _make_reduce_ref(function):
     def reduce_ref(data, axes, keepdims=False):
+        extra = {}
+        if function in (np.max, np.min) and data.size == 0:
+            extra["initial"] = _identity_of(function, data.dtype)
         return (np.asarray(function(data, axis=_axes_of(axes, data.ndim),
-                                    keepdims=bool(keepdims))).astype(data.dtype),)
+                                    keepdims=bool(keepdims), **extra)).astype(data.dtype),)
     return reduce_ref
 
 

@@ -440,3 +440,73 @@ _register("onnx.grid_sample", ("data", "grid"),
           _grid_sample_rel, _grid_sample_ref,
           "ONNX GridSample on 1-3 spatial dims: nearest/linear/cubic; zeros, border or "
           "reflection padding")
+
+
+# -- LinearAttention ---------------------------------------------------------------------------
+
+def _heads_first(x, heads):
+    batch, steps, hidden = x.shape
+    return x.reshape(batch, steps, heads, hidden // heads).transpose(0, 2, 1, 3)
+
+
+def _linear_attention_rel(arg_types, attrs):
+    fields = arg_types[0].fields
+    q, k, v = (expect_tensor(t, "onnx.linear_attention: q/k/v") for t in fields[:3])
+    roles = dict(zip(attrs["roles"], fields[3:]))
+    heads_q, heads_kv = attrs["q_num_heads"], attrs["kv_num_heads"]
+    d_k = _int(q.shape[2]) // heads_q if _int(q.shape[2]) else Any
+    d_v = _int(v.shape[2]) // heads_kv if _int(v.shape[2]) else Any
+    out = TensorType((q.shape[0], q.shape[1], Any if d_v is Any else heads_q * d_v), q.dtype)
+    past = roles.get("past_state")
+    state = TensorType((q.shape[0], heads_kv, d_k, d_v), past.dtype if past else q.dtype)
+    return TupleType([out, state])
+
+
+def _linear_attention_ref(inputs, roles=(), q_num_heads=1, kv_num_heads=1, scale=0.0,
+                          update_rule="gated_delta"):
+    query, key, value = inputs[:3]
+    extra = dict(zip(roles, inputs[3:]))
+    past, decay, beta = extra.get("past_state"), extra.get("decay"), extra.get("beta")
+    batch, steps, _ = query.shape
+    d_k = query.shape[-1] // q_num_heads
+    d_v = value.shape[-1] // kv_num_heads
+    q = _heads_first(query, q_num_heads).astype("float32")
+    k = _heads_first(key, kv_num_heads).astype("float32")
+    v = _heads_first(value, kv_num_heads).astype("float32")
+    gated = update_rule in ("gated", "gated_delta")
+    delta = update_rule in ("delta", "gated_delta")
+    if gated:
+        if decay.shape[-1] == kv_num_heads:
+            decay = decay.reshape(batch, steps, kv_num_heads, 1).transpose(0, 2, 1, 3)
+        else:
+            decay = _heads_first(decay, kv_num_heads)
+        decay = decay.astype("float32")
+    if delta:
+        beta = beta.reshape(batch, steps, beta.shape[-1], 1).transpose(0, 2, 1, 3)
+        beta = beta.astype("float32")
+    state = np.zeros((batch, kv_num_heads, d_k, d_v), "float32") if past is None else \
+        past.astype("float32")
+    factor = float(scale) if scale else 1.0 / np.sqrt(d_k)
+    group = q_num_heads // kv_num_heads
+    out = np.zeros((batch, q_num_heads, steps, d_v), "float32")
+    for t in range(steps):
+        k_t, v_t = k[:, :, t], v[:, :, t]
+        if gated:
+            state = state * np.exp(decay[:, :, t])[..., None]
+        if delta:
+            recalled = np.einsum("bhdm,bhd->bhm", state, k_t)
+            v_t = beta[:, :, t] * (v_t - recalled)
+        state = state + k_t[..., :, None] * v_t[..., None, :]
+        read = state if group == 1 else np.repeat(state, group, axis=1)
+        out[:, :, t] = factor * np.einsum("bhd,bhdm->bhm", q[:, :, t], read)
+    out = out.transpose(0, 2, 1, 3).reshape(batch, steps, q_num_heads * d_v)
+    return (out.astype(query.dtype), state.astype(query.dtype if past is None else past.dtype))
+
+
+_register("onnx.linear_attention", ("inputs",),
+          ("onnx.attrs.LinearAttentionAttrs", [("roles", ()), ("q_num_heads", 1),
+                                               ("kv_num_heads", 1), ("scale", 0.0),
+                                               ("update_rule", "gated_delta")]),
+          _linear_attention_rel, _linear_attention_ref,
+          "ONNX LinearAttention: recurrent linear attention (linear, gated, delta, "
+          "gated_delta update rules); returns (output, present_state)", tuple_output=True)

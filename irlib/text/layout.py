@@ -17,7 +17,8 @@ later text refers to by ``%n``. This module decides, before any text is produced
   pattern variable lands inside that variable's scope (all its uses are there) -- after the
   binding.
 * **Order.** Within a scope, bindings follow the DAG's post-order (children in evaluation
-  order), so arguments come before their call and every binding precedes its uses.
+  order: a call's arguments, then its callee), so arguments come before their call and
+  every binding precedes its uses.
 
 Everything is a single pass over the nodes in reverse post-order (parents before children)
 with an explicit table, no recursion. Lowest common ancestors use skew-binary jump pointers
@@ -28,7 +29,7 @@ scope costs O(log depth), not O(depth).
 from __future__ import annotations
 
 from ..ir import expr as E
-from ..ir.functor import pattern_vars, post_order
+from ..ir.functor import pattern_vars
 
 # Root positions: the root of a block (flattened ``let`` chains allowed) or a ``let`` value
 # (a ``let`` there must be parenthesised).
@@ -121,7 +122,7 @@ class Layout:
         self._compute(root)
 
     def _compute(self, root) -> None:
-        order = post_order(root)
+        order = _evaluation_post_order(root)
         # Innermost scope enclosing the uses seen so far, and the root-position kind of the
         # use when there has been exactly one (None once a second use shows up). Atomic
         # nodes are never placed.
@@ -193,11 +194,32 @@ class Layout:
         self.free_vars = [node for node in order if type(node) is E.Var and node not in binders]
 
 
+def _evaluation_post_order(root) -> list:
+    """Every used node reachable from ``root``, each once, children before parents, children
+    in evaluation order (a call's arguments before its callee, as Relay prints them)."""
+    order = []
+    seen = set()
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for child in reversed(_children(node)):
+            if child not in seen:
+                stack.append((child, False))
+    return order
+
+
 def _children(node) -> tuple:
     """Sub-expressions that are *used* (binders left out), in evaluation order."""
     kind = type(node)
     if kind is E.Call:
-        return (node.op,) + node.args
+        return node.args + (node.op,)
     if kind is E.Tuple:
         return node.fields
     if kind is E.TupleGetItem:

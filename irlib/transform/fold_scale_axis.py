@@ -4,7 +4,8 @@
 *Backward*: ``multiply(A, s)`` where ``s`` is a constant that varies only along the channel
 axis of ``A`` and ``A`` is ``nn.conv2d``/``nn.conv3d``/``nn.dense``, possibly under
 ``nn.relu`` (only when every scale is positive) and ``add``/``subtract`` of a bias (the
-bias is multiplied by ``s``), is rewritten so that the weight is scaled along its *output*
+bias is multiplied by ``s``, or, when it is itself such a chain as in a residual add of two
+convolutions, absorbs the scale the same way), is rewritten so that the weight is scaled along its *output*
 channel axis and the multiply disappears. Every node on the way must have no other use.
 
 *Forward*: ``conv(relu*(multiply(x, s)), w)`` (the relu only for a positive ``s``; a

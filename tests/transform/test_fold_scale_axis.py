@@ -174,3 +174,18 @@ def test_forward_moves_the_scale_past_a_bias_add():
     blocked = Function([x, w], irlib.nn.conv2d(irlib.add(irlib.multiply(x, const(zero)), shift),
                                                w))
     assert "multiply" in op_names(ForwardFoldScaleAxis()(blocked).body.args[0])
+
+
+def test_backward_folds_into_both_convs_of_a_residual_add():
+    x = var("x", shape=(1, 3, 5, 5), dtype="float64")
+    w1, w2 = var("w1", shape=(4, 3, 3, 3), dtype="float64"), var("w2", shape=(4, 3, 1, 1),
+                                                                  dtype="float64")
+    residual = irlib.add(irlib.nn.conv2d(x, w1, padding=(1, 1)), irlib.nn.conv2d(x, w2))
+    func = Function([x, w1, w2], irlib.multiply(residual, const(f64(4, 1, 1))))
+    out = BackwardFoldScaleAxis()(IRModule.from_expr(func))
+    body = out["main"].body
+    assert body.op.name == "add"
+    assert all(arg.op.name == "nn.conv2d" and op_names(arg.args[1]) == ["multiply"]
+               for arg in body.args)
+    inputs = [f64(1, 3, 5, 5), f64(4, 3, 3, 3), f64(4, 3, 1, 1)]
+    assert_close(run(out, inputs), run(IRModule.from_expr(func), inputs))

@@ -219,3 +219,14 @@ def test_fuse_expr_on_untyped_let_chain_depth():
         body = E.Let(v, irlib.exp(x), body)
     func = fused(Function([x], body))
     assert len(groups(func)) == 2000
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(program=irst.programs(max_steps=10, dtypes=("float64",)), data=st.data())
+def test_fusion_preserves_meaning_with_control_flow(program, data):
+    inputs = data.draw(program.inputs_strategy())
+    args = [inputs[p] for p in program.params]
+    mod = FuseOps()(program.module())
+    assert_close(run(mod, args), program.reference(inputs))
+    again = FuseOps()(mod)
+    assert_structural_equal(again, mod, map_free_vars=True)

@@ -168,6 +168,8 @@ def to_value(value, ty, mod):
     if not isinstance(ty, TypeCall):
         if not isinstance(value, np.ndarray):
             raise TypeError(f"expected a tensor for {ty}, got {type(value).__name__}")
+        if value.dtype == object:  # onnx gives string tensors as object arrays
+            value = value.astype(str)
         return value
     name = ty.func.name_hint
     if name == "List":

@@ -30,3 +30,47 @@ def _attention(ctx, inputs, attrs):
                    left_window=int(attrs.get("left_window_size", -1)),
                    right_window=int(attrs.get("right_window_size", -1)))
     return [ctx.tuple_get(tup, i) for i in range(ctx.num_outputs)]
+
+
+@converter("LinearAttention", since=1)
+def _linear_attention(ctx, inputs, attrs):
+    fields = list(inputs[:3])
+    roles = []
+    for role, value in zip(("past_state", "decay", "beta"), list(inputs[3:6]) + [None] * 3):
+        if value is not None:
+            roles.append(role)
+            fields.append(value)
+    tup = ctx.emit("onnx.linear_attention", ctx.make_tuple(fields), roles=roles,
+                   q_num_heads=int(attrs["q_num_heads"]),
+                   kv_num_heads=int(attrs["kv_num_heads"]),
+                   scale=float(attrs.get("scale", 0.0)),
+                   update_rule=attrs.get("update_rule", "gated_delta"))
+    return [ctx.tuple_get(tup, i) for i in range(ctx.num_outputs)]
+
+
+@converter("CausalConvWithState", since=1)
+def _causal_conv_with_state(ctx, inputs, attrs):
+    import numpy as np
+    padded_inputs = list(inputs) + [None] * (4 - len(inputs))
+    data, weight, bias, past = padded_inputs[:4]
+    shape = ctx.static_shape(data)
+    kernel = ctx.static_shape(weight)
+    if shape is None or kernel is None:
+        from .common import unsupported
+        unsupported("CausalConvWithState needs static input and weight shapes")
+    batch, channels, _ = shape
+    k = kernel[2]
+    if past is None:
+        past = ctx.const(np.zeros((batch, channels, k - 1), ctx.dtype(data)))
+    padded = ctx.emit("concatenate", ctx.make_tuple([past, data]), axis=2) if k > 1 else data
+    out = ctx.emit("nn.conv1d", padded, weight, strides=[1], padding=[0, 0], dilation=[1],
+                   groups=channels, channels=channels, kernel_size=[k], data_layout="NCW",
+                   kernel_layout="OIW")
+    if bias is not None:
+        out = ctx.emit("nn.bias_add", out, bias, axis=1)
+    if attrs.get("activation", "none") in ("silu", "swish"):
+        out = ctx.emit("multiply", out, ctx.emit("sigmoid", out))
+    length = ctx.shape(padded)[2]
+    state = ctx.emit("strided_slice", padded, begin=[int(length) - (k - 1)], end=[int(length)],
+                     strides=[1], axes=[2])
+    return [out, state][:ctx.num_outputs]
