@@ -11,11 +11,12 @@ reason.
 
 from __future__ import annotations
 
-from irlib.errors import InterpreterError, IRError
+from irlib.errors import InterpreterError
 from irlib.ir.types import TupleType
 from irlib.ndarray import NDArray
 
 from .executor import Executor
+from .graph_lower import GraphUnsupportedError
 from .values import TupleValue
 
 
@@ -34,9 +35,7 @@ class GraphKindExecutor(Executor):
         target = "python" if self.target == "python" else self.target
         try:
             factory = build(self.mod, target=target, params=self.params)
-        except IRError as error:
-            if "graph executor" not in str(error):
-                raise
+        except GraphUnsupportedError as error:
             self.fallback = str(error)
             return super().evaluate(expr, binds)
         module = GraphModule(factory["default"](self.device))
@@ -71,7 +70,9 @@ class GraphFunction:
                 raise InterpreterError(f"main has no parameter named {key!r}")
             if matches[0] in given:
                 raise InterpreterError(f"duplicate argument {key!r} for main")
-            given[matches[0]] = value
+            # NOTE: parameters sharing a name (the lstm's per-step "data") all take the value.
+            for index in matches:
+                given.setdefault(index, value)
         for index, param in enumerate(self.params):
             if index not in given:
                 raise InterpreterError(f"missing argument %{param.name_hint} of main")

@@ -35,10 +35,11 @@ from irlib.errors import IRError, UnknownNameError
 from irlib.ndarray import Device, NDArray, cpu
 
 from .graph_benchmark import BenchmarkResult, time_function
+from .graph_lower import GraphUnsupportedError
 from .graph_runtime import GraphRuntime, GraphInputError, parse_graph
 
 __all__ = ["create", "get_device", "GraphModule", "GraphExecutor", "GraphInputError",
-           "BenchmarkResult"]
+           "GraphUnsupportedError", "BenchmarkResult"]
 
 
 def get_device(libmod, device):

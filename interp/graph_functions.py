@@ -146,12 +146,15 @@ class CompiledFunction:
         how: ``"codegen"`` (one generated numba function), ``"kernels"`` (op steps, some on
             kernels) or ``"reference"`` (op steps on numpy references only).
         reference_ops: names of the ops that run on their numpy reference.
+        kernel: the ``jitkernels.codegen.FusedKernel`` for ``"codegen"`` (its ``source``,
+            ``anchor_op``), else None.
     """
 
-    __slots__ = ("fn", "how", "reference_ops")
+    __slots__ = ("fn", "how", "reference_ops", "kernel")
 
-    def __init__(self, fn, how: str, reference_ops):
+    def __init__(self, fn, how: str, reference_ops, kernel=None):
         self.fn, self.how, self.reference_ops = fn, how, list(reference_ops)
+        self.kernel = kernel
 
 
 def compile_function(func: E.Function, target: str) -> CompiledFunction:
@@ -172,7 +175,8 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
         if codegen is not None:
             generated = codegen.compile_primitive(func)
             if generated is not None:
-                return CompiledFunction(generated, "codegen", generated.reference_ops)
+                return CompiledFunction(generated.direct or generated, "codegen",
+                                        generated.reference_ops, generated)
     program = _StepProgram(func, target)
     how = "kernels" if program.kernel_ops else "reference"
     return CompiledFunction(program, how, program.reference_ops)

@@ -11,7 +11,7 @@ functions (what :func:`irlib.transform.optimize` produces). Each node of the res
   ``reshape_nop``), whose output aliases its input.
 
 Tuples and projections cost nothing: they only regroup entries. Control flow, closures,
-global calls, references and ADTs are rejected with an :class:`~irlib.errors.IRError`
+global calls, references and ADTs are rejected with a :class:`GraphUnsupportedError`
 naming the construct (run such programs on the interpreter or ``to_python``).
 """
 
@@ -28,6 +28,11 @@ from irlib.ir.structural import structural_equal, structural_hash
 from irlib.ir.types import TensorType, TupleType
 
 _MAX_NAME = 80
+
+
+class GraphUnsupportedError(IRError):
+    """A program uses something the graph executor cannot run (control flow, closures,
+    ADTs, references, dynamic shapes, non-tensor inputs)."""
 
 
 @dataclass
@@ -83,11 +88,11 @@ def _tensor_types(ty, where: str) -> list:
             stack.extend(reversed(current.fields))
         elif isinstance(current, TensorType):
             if not all(isinstance(d, (int, np.integer)) for d in current.shape):
-                raise IRError(f"graph executor needs static shapes; {where} has type "
+                raise GraphUnsupportedError(f"graph executor needs static shapes; {where} has type "
                               f"{current} (use the interpreter or the VM for dynamic shapes)")
             out.append(current)
         else:
-            raise IRError(f"graph executor supports tensors and tuples of tensors only; "
+            raise GraphUnsupportedError(f"graph executor supports tensors and tuples of tensors only; "
                           f"{where} has type {current}")
     return out
 
@@ -146,7 +151,7 @@ class _Lowerer:
     def add_null(self, name: str, ty) -> tuple:
         types = _tensor_types(ty, f"%{name}")
         if len(types) != 1:
-            raise IRError(f"graph executor inputs must be tensors; %{name} has type {ty}")
+            raise GraphUnsupportedError(f"graph executor inputs must be tensors; %{name} has type {ty}")
         self.graph.nodes.append(GraphNode(name, [], None, 1, types))
         return (len(self.graph.nodes) - 1, 0)
 
@@ -226,7 +231,7 @@ class _Lowerer:
     def enter(self, node, values, functions, stack) -> None:
         kind = type(node)
         if kind is E.Var:
-            raise IRError(f"graph executor: free variable %{node.name_hint}")
+            raise GraphUnsupportedError(f"graph executor: free variable %{node.name_hint}")
         if kind is E.Constant:
             values[node] = self.add_constant(node)
         elif kind is E.Let:
@@ -244,7 +249,7 @@ class _Lowerer:
             stack.extend(("visit", child) for child in reversed(operands))
         else:
             what = "a function value (closure)" if kind is E.Function else kind.__name__
-            raise IRError(f"graph executor cannot run {what}: it supports dataflow programs "
+            raise GraphUnsupportedError(f"graph executor cannot run {what}: it supports dataflow programs "
                           f"only; use create_executor('debug') or 'vm' for this program")
 
     def finish(self, node, values, functions):
@@ -263,7 +268,7 @@ class _Lowerer:
             # A Primitive=0 group (tuples and projections only): inline it.
             return self.lower_expr(func.body, dict(zip(func.params, args)))
         if not is_primitive(func):
-            raise IRError(f"graph executor cannot call {type(node.op).__name__} "
+            raise GraphUnsupportedError(f"graph executor cannot call {type(node.op).__name__} "
                           f"{getattr(node.op, 'name_hint', '')}: only primitive (fused) "
                           f"functions; run the program through interp.build")
         return self.add_call(func, node, args)
@@ -290,7 +295,7 @@ def lower_function(func: E.Function) -> LoweredGraph:
         The :class:`LoweredGraph`.
 
     Raises:
-        IRError: for constructs the graph executor cannot run (control flow, closures, ADTs,
-            dynamic shapes, non-tensor inputs).
+        GraphUnsupportedError: for constructs the graph executor cannot run (control flow,
+            closures, ADTs, dynamic shapes, non-tensor inputs).
     """
     return _Lowerer().lower(func)

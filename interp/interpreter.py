@@ -546,7 +546,7 @@ def op_result(result, result_type):
         return TupleValue(*(op_result(item, field_types[i] if i < len(field_types) else None)
                             for i, item in enumerate(result)))
     array = np.asarray(result)
-    if type(result_type) is TensorType:
+    if type(result_type) is TensorType and result_type.dtype != "string":
         dtype = _DTYPES.get(result_type.dtype)
         if dtype is None:
             dtype = _DTYPES[result_type.dtype] = np.dtype(result_type.dtype)

@@ -22,12 +22,12 @@ def _nat_constructors(prelude):
     return zero, succ
 
 
-def count(prelude, value) -> int:
+def count(prelude, n) -> int:
     """The Python int a nat value stands for.
 
     Args:
         prelude: the Prelude (or module) defining ``nat``.
-        value: a ``ConstructorValue`` built from ``zero`` and ``succ``.
+        n: a ``ConstructorValue`` built from ``zero`` and ``succ``.
 
     Returns:
         The number of ``succ`` constructors around ``zero``.
@@ -37,7 +37,7 @@ def count(prelude, value) -> int:
     """
     zero, succ = _nat_constructors(prelude)
     total = 0
-    current = value
+    current = n
     while True:
         if not isinstance(current, ConstructorValue):
             raise InterpreterError(f"count expects a nat value, got {format_value(current)}")

@@ -1,7 +1,7 @@
 """``interp.testing``: the facade mirroring ``tvm.relay.testing``.
 
 * nat helpers: :func:`count`, :func:`make_nat_value`, :func:`make_nat_expr`
-  (from :mod:`interp.nat`);
+  (from :mod:`interp.nat`), and :class:`~irlib.prelude.Prelude` (``relay.testing.Prelude``);
 * :func:`run_opt_pass`, :func:`run_infer_type`, :func:`rand`, :func:`count_ops`;
 * :func:`check_grad` and :func:`gradient`;
 * the model zoo: :func:`create_workload` and the model modules (``interp.testing.resnet``,
@@ -21,6 +21,7 @@ from irlib.ir.functor import post_order
 from irlib.ir.module import IRModule
 from irlib.transform import InferType
 
+from irlib.prelude import Prelude
 from irlib.transform import gradient
 from zoo import (create_workload, dcgan, densenet, inception_v3, layers, lstm, mlp, mobilenet,
                  resnet, squeezenet, vgg)
@@ -31,7 +32,7 @@ from .nat import count, make_nat_expr, make_nat_value
 from .to_python import run_as_python, to_python
 from irlib.ndarray import cpu, cuda
 
-__all__ = ["count", "make_nat_value", "make_nat_expr", "run_opt_pass", "run_infer_type",
+__all__ = ["Prelude", "count", "make_nat_value", "make_nat_expr", "run_opt_pass", "run_infer_type",
            "rand", "count_ops", "check_grad", "gradient", "create_workload", "enabled_targets",
            "mlp", "resnet", "dcgan", "mobilenet", "lstm", "inception_v3", "squeezenet", "vgg",
            "densenet", "layers"]

@@ -84,7 +84,9 @@ class NDArray:
 
     @property
     def dtype(self) -> str:
-        """The dtype name (``"float32"``, ...)."""
+        """The dtype name (``"float32"``, ...; ``"string"`` for arrays of str/bytes)."""
+        if self._array.dtype.kind in "USO":
+            return "string"
         return self._array.dtype.name
 
     @property

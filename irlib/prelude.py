@@ -77,6 +77,14 @@ class Prelude:
         if mod is None:
             mod = IRModule()
         self.mod = mod
+        self.load_prelude()
+
+    def load_prelude(self) -> None:
+        """Parse the Prelude (and the tensor-array definitions) into ``self.mod``.
+
+        Idempotent: definitions already in the module are kept. ``__init__`` calls it.
+        """
+        mod = self.mod
         mod.import_from_std("prelude.rly")
         mod.import_from_std(TENSOR_ARRAY_KEY)
         for name in GLOBAL_FUNCTIONS:

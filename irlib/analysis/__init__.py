@@ -4,6 +4,8 @@
 * :func:`free_type_vars`, :func:`bound_type_vars`, :func:`all_type_vars`: type variables.
 * :func:`well_formed`, :func:`check_well_formed`: each variable bound once, used in scope.
 * :func:`post_order_visit`: call a function on every node, children first.
+* :func:`unmatched_cases`: the values a ``match`` does not handle.
+* :func:`count_layers`: the length of the longest chain of calls to given ops.
 """
 
 from ..ir.functor import post_order
@@ -13,6 +15,8 @@ from .well_formed import check_well_formed, well_formed
 from .call_graph import CallGraph, call_graph
 from .count_ops import count_op, count_ops
 from .normal_form import check_basic_block_normal_form, is_a_normal_form
+from .unmatched_cases import unmatched_cases
+from .count_layers import count_layers
 
 
 def post_order_visit(expr, fvisit) -> None:
@@ -30,4 +34,4 @@ def post_order_visit(expr, fvisit) -> None:
 __all__ = ["free_vars", "bound_vars", "all_vars", "free_type_vars", "bound_type_vars",
            "all_type_vars", "well_formed", "check_well_formed", "post_order_visit",
            "CallGraph", "call_graph", "count_op", "count_ops", "check_basic_block_normal_form",
-           "is_a_normal_form"]
+           "is_a_normal_form", "unmatched_cases", "count_layers"]

@@ -158,13 +158,14 @@ class IRModule:
     # -- queries ---------------------------------------------------------------------------------
     @property
     def functions(self) -> dict:
-        """A copy of the GlobalVar -> Function map."""
-        return dict(self._functions)
+        """A copy of the GlobalVar -> Function map (``items()`` etc. give lists, as TVM's
+        ``Map`` does, so ``mod.functions.items()[0]`` works)."""
+        return _ListViewDict(self._functions)
 
     @property
     def type_definitions(self) -> dict:
-        """A copy of the GlobalTypeVar -> TypeData map."""
-        return dict(self._types)
+        """A copy of the GlobalTypeVar -> TypeData map (``items()`` gives a list)."""
+        return _ListViewDict(self._types)
 
     def get_global_var(self, name: str) -> GlobalVar:
         """The GlobalVar called ``name``.
@@ -313,3 +314,17 @@ class IRModule:
     def __repr__(self) -> str:
         names = ", ".join(g.name_hint for g in self.get_global_vars())
         return f"IRModule([{names}])"
+
+
+class _ListViewDict(dict):
+    """A dict whose ``keys``/``values``/``items`` are lists (indexable, like TVM's Map)."""
+
+    def keys(self):
+        return list(super().keys())
+
+    def values(self):
+        return list(super().values())
+
+    def items(self):
+        return list(super().items())
+

@@ -510,3 +510,40 @@ _register("onnx.linear_attention", ("inputs",),
           _linear_attention_rel, _linear_attention_ref,
           "ONNX LinearAttention: recurrent linear attention (linear, gated, delta, "
           "gated_delta update rules); returns (output, present_state)", tuple_output=True)
+
+
+# -- RotaryEmbedding ---------------------------------------------------------------------------
+
+def _rotary_ref(inputs, interleaved=False, rotary_dim=0, num_heads=0):
+    x, cos, sin = inputs[:3]
+    positions = inputs[3] if len(inputs) > 3 else None
+    shape = x.shape
+    # work in (batch, seq, heads, head_size)
+    work = x.transpose(0, 2, 1, 3) if x.ndim == 4 else \
+        x.reshape(shape[0], shape[1], num_heads, shape[2] // num_heads)
+    dim = rotary_dim or work.shape[3]
+    rotated, kept = work[..., :dim], work[..., dim:]
+    if positions is not None:
+        cos, sin = cos[positions], sin[positions]
+    cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+    if interleaved:
+        first, second = rotated[..., 0::2], rotated[..., 1::2]
+    else:
+        first, second = rotated[..., :dim // 2], rotated[..., dim // 2:]
+    real = cos * first - sin * second
+    imag = sin * first + cos * second
+    if interleaved:
+        rotated = np.stack([real, imag], axis=-1).reshape(rotated.shape)
+    else:
+        rotated = np.concatenate([real, imag], axis=-1)
+    out = np.concatenate([rotated, kept], axis=-1).astype(x.dtype)
+    return (out.reshape(shape) if x.ndim == 3 else out.transpose(0, 2, 1, 3),)
+
+
+_register("onnx.rotary_embedding", ("inputs",),
+          ("onnx.attrs.RotaryEmbeddingAttrs", [("interleaved", False), ("rotary_dim", 0),
+                                               ("num_heads", 0)]),
+          lambda arg_types, attrs: expect_tensor(arg_types[0].fields[0],
+                                                 "onnx.rotary_embedding: data"),
+          _rotary_ref, "ONNX RotaryEmbedding (rotate-half or interleaved, optional "
+          "position ids and partial rotary dim)")

@@ -277,3 +277,117 @@ _register("onnx.cumprod", ("data", "axis"), ("onnx.attrs.CumProdAttrs",
                                              [("exclusive", False), ("reverse", False)]),
           lambda arg_types, attrs: expect_tensor(arg_types[0], "onnx.cumprod: data"),
           _cumprod_ref, "ONNX CumProd along a run-time axis (exclusive, reverse)")
+
+
+# -- strings ------------------------------------------------------------------------------------
+
+def _strings(data):
+    return np.asarray(data).astype(str)
+
+
+def _string_rel(arg_types, attrs):
+    return TensorType(expect_tensor(arg_types[0], "string op: data").shape, "string")
+
+
+def _string_concat_rel(arg_types, attrs):
+    from .type_relations import broadcast_shapes
+    lhs = expect_tensor(arg_types[0], "onnx.string_concat: lhs")
+    rhs = expect_tensor(arg_types[1], "onnx.string_concat: rhs")
+    return TensorType(broadcast_shapes(lhs.shape, rhs.shape), "string")
+
+
+_register("onnx.string_concat", ("lhs", "rhs"), None, _string_concat_rel,
+          lambda lhs, rhs: (np.char.add(_strings(lhs), _strings(rhs)),),
+          "elementwise (broadcast) string concatenation")
+
+
+def _regex_ref(data, pattern=""):
+    import re
+    compiled = re.compile(pattern)
+    flat = [compiled.fullmatch(text) is not None for text in _strings(data).reshape(-1)]
+    return (np.asarray(flat, bool).reshape(np.shape(data)),)
+
+
+_register("onnx.regex_full_match", ("data",), ("onnx.attrs.RegexAttrs", [("pattern", "")]),
+          lambda arg_types, attrs: TensorType(expect_tensor(
+              arg_types[0], "onnx.regex_full_match: data").shape, "bool"),
+          _regex_ref, "whether each string fully matches a regular expression")
+
+
+def _string_split_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "onnx.string_split: data")
+    return TupleType([TensorType(tuple(data.shape) + (Any,), "string"),
+                      TensorType(data.shape, "int64")])
+
+
+def _string_split_ref(data, delimiter="", maxsplit=-1):
+    texts = _strings(data)
+    pieces = [text.split(delimiter or None, maxsplit) for text in texts.reshape(-1)]
+    width = max((len(p) for p in pieces), default=0)
+    out = np.full((len(pieces), width), "", dtype=object)
+    for row, parts in enumerate(pieces):
+        out[row, :len(parts)] = parts
+    return (out.astype(str).reshape(texts.shape + (width,)),
+            np.asarray([len(p) for p in pieces], "int64").reshape(texts.shape))
+
+
+_register("onnx.string_split", ("data",),
+          ("onnx.attrs.StringSplitAttrs", [("delimiter", ""), ("maxsplit", -1)]),
+          _string_split_rel, _string_split_ref,
+          "split strings (padded with empty strings) and count the pieces", tuple_output=True)
+
+
+def _normalizer_ref(data, case_change_action="NONE", is_case_sensitive=False, stopwords=()):
+    texts = _strings(data)
+    flat = texts.reshape(-1)
+    if stopwords:
+        if is_case_sensitive:
+            drop = set(stopwords)
+            flat = [t for t in flat if t not in drop]
+        else:
+            drop = {w.lower() for w in stopwords}
+            flat = [t for t in flat if t.lower() not in drop]
+    if case_change_action == "LOWER":
+        flat = [t.lower() for t in flat]
+    elif case_change_action == "UPPER":
+        flat = [t.upper() for t in flat]
+    flat = list(flat) or [""]
+    shape = (len(flat),) if texts.ndim == 1 else (1, len(flat))
+    return (np.asarray(flat, dtype=str).reshape(shape),)
+
+
+_register("onnx.string_normalizer", ("data",),
+          ("onnx.attrs.StringNormalizerAttrs", [("case_change_action", "NONE"),
+                                                ("is_case_sensitive", False),
+                                                ("stopwords", ())]),
+          lambda arg_types, attrs: TensorType(
+              [Any] * expect_tensor(arg_types[0], "onnx.string_normalizer: data").ndim,
+              "string"),
+          _normalizer_ref, "ONNX StringNormalizer: drop stop words, change case")
+
+
+# -- CenterCropPad ------------------------------------------------------------------------------
+
+def _center_crop_pad_ref(data, shape, axes=()):
+    axes = [a % data.ndim for a in axes] if axes else list(range(data.ndim))
+    out = data
+    for axis, target in zip(axes, (int(s) for s in np.asarray(shape).reshape(-1))):
+        size = out.shape[axis]
+        if target < size:
+            start = (size - target) // 2
+            out = np.take(out, np.arange(start, start + target), axis=axis)
+        elif target > size:
+            widths = [(0, 0)] * out.ndim
+            before = (target - size) // 2
+            widths[axis] = (before, target - size - before)
+            out = np.pad(out, widths)
+    return (np.array(out),)
+
+
+_register("onnx.center_crop_pad", ("data", "shape"),
+          ("onnx.attrs.CenterCropPadAttrs", [("axes", ())]),
+          lambda arg_types, attrs: TensorType(
+              [Any] * expect_tensor(arg_types[0], "onnx.center_crop_pad: data").ndim,
+              arg_types[0].dtype),
+          _center_crop_pad_ref, "crop or zero-pad the given axes to a run-time shape, "
+          "centered")

@@ -390,6 +390,11 @@ class _Printer:
         attrs = call.attrs
         if attrs is not None:
             pairs = list(attrs.non_default_items())
+            always = _ALWAYS_PRINTED.get(attrs.type_key)
+            if always:
+                printed = {name for name, _ in pairs}
+                pairs = [(name, value) for name, value in attrs.items()
+                         if name in printed or name in always]
             if type(call.op) is not E.Op and len(attrs):
                 pairs.insert(0, ("attrs_type_key", attrs.type_key))
             pieces.extend(self._attrs_text(pairs))
@@ -480,6 +485,10 @@ class _Printer:
     def _inline_ref_write(self, node) -> None:
         self.fragments.append(f"ref_write({self._ref(node.ref)}, {self._ref(node.value)})")
 
+
+# Attribute fields Relay declares without a default, so its printer always writes them
+# (`nn.dense(%x, %w, units=None)`), by attrs type.
+_ALWAYS_PRINTED = {"relay.attrs.DenseAttrs": ("units",), "relay.attrs.MatmulAttrs": ("units",)}
 
 _INLINE_HANDLERS = {
     E.Call: _Printer._inline_call, E.Tuple: _Printer._inline_tuple,

@@ -35,8 +35,10 @@ _SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"
 
 
 def is_opaque_function(node) -> bool:
-    """Whether a Function is left alone by fusion (``Primitive`` or ``Compiler`` set)."""
-    return bool(node.get_attr("Primitive")) or node.get_attr("Compiler") is not None
+    """Whether a Function is left alone by fusion: ``Compiler`` set, or ``Primitive`` set at
+    all (a ``Primitive=0`` function, a fused group without op calls, is not re-fused either,
+    unlike Relay, so that FuseOps is idempotent)."""
+    return node.get_attr("Primitive") is not None or node.get_attr("Compiler") is not None
 
 
 class ForwardGraph:

@@ -193,7 +193,7 @@ class FuseOps(ModulePass):
         new_mod = mod.copy()
         changed = False
         for gvar, func in mod.items():
-            if is_skipped_function(func) or func.get_attr("Primitive"):
+            if is_skipped_function(func) or func.get_attr("Primitive") is not None:
                 continue
             new_func = fuse_expr(func, level, max_depth)
             if new_func is not func:

@@ -48,7 +48,7 @@ class PassInfo:
 
     opt_level: int
     name: str
-    required: tuple = ()
+    required: tuple | None = None  # normalised to a tuple by __post_init__
 
     def __post_init__(self):
         required = self.required
@@ -351,7 +351,7 @@ class Sequential(Pass):
         TypeError: if ``passes`` is not a list or tuple.
     """
 
-    def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
+    def __init__(self, passes=None, opt_level=2, name="sequential", required=None):
         passes = [] if passes is None else passes
         if not isinstance(passes, (list, tuple)):
             raise TypeError(f"Sequential expects a list or tuple of passes, got "

@@ -73,6 +73,16 @@ def missing_cases(patterns, constructors_of) -> list:
     Returns:
         The missing cases printed in the text format; empty when the match is complete.
     """
+    return [case_to_text(c) for c in _missing(patterns, constructors_of)]
+
+
+def missing_case_patterns(patterns, constructors_of) -> list:
+    """Like :func:`missing_cases`, but the cases as pattern nodes (``PatternWildcard``,
+    ``PatternConstructor``, ``PatternTuple``), as Relay's ``unmatched_cases`` gives them."""
+    return [case_to_pattern(c) for c in _missing(patterns, constructors_of)]
+
+
+def _missing(patterns, constructors_of) -> list:
     candidates = [WILD]
     for pattern in patterns:
         remaining = []
@@ -87,7 +97,7 @@ def missing_cases(patterns, constructors_of) -> list:
         candidates = remaining
         if not candidates:
             break
-    return [case_to_text(c) for c in candidates]
+    return candidates
 
 
 def _compare(pattern, candidate) -> int:
@@ -160,6 +170,16 @@ def case_to_text(case) -> str:
     if not case.fields:
         return case.ctor.name_hint
     return f"{case.ctor.name_hint}(" + ", ".join(case_to_text(c) for c in case.fields) + ")"
+
+
+def case_to_pattern(case):
+    """A candidate as a pattern node (wildcards for "anything")."""
+    if isinstance(case, _Wild):
+        return E.PatternWildcard()
+    fields = [case_to_pattern(c) for c in case.fields]
+    if isinstance(case, _TupleCase):
+        return E.PatternTuple(fields)
+    return E.PatternConstructor(case.ctor, fields)
 
 
 def pattern_to_text(pattern) -> str:

@@ -117,10 +117,14 @@ class FusedKernel:
     def __init__(self, jit_fn, source: str, num_params: int, scalar_params, anchor=None):
         self.jit_fn = jit_fn
         self.source = source
+        # The graph can call the jitted function directly when no argument needs adapting.
+        self.direct = jit_fn if anchor is None and not scalar_params else None
         self.num_params = num_params
         self.scalar_params = frozenset(scalar_params)
+        self.anchor_op = None
         self.anchor = anchor            # (fn, [param index or constant array], attrs, name)
-        self.anchor_op = anchor[3] if anchor else None
+        if anchor:
+            self.anchor_op = anchor[3]
         self.reference_ops = [anchor[3]] if anchor and anchor[4] else []
 
     def __call__(self, *arrays):
@@ -180,7 +184,7 @@ def compile_primitive(func: E.Function):
     if any(p._checked_type is None or not isinstance(p._checked_type, TensorType)
            or p._checked_type.dtype not in FLOAT_DTYPES for p in func.params):
         return None
-    anchor = None
+    anchor, anchor_source = None, None
     if anchors:
         if len(anchors) > 1 or anchors[0] is func.body:
             return None
@@ -195,20 +199,36 @@ def compile_primitive(func: E.Function):
                 return None
         if not isinstance(node._checked_type, TensorType):
             return None
-        fn, is_reference = _anchor_kernel(node.op.name)
-        if fn is None:
-            return None
-        attrs = dict(node.attrs) if node.attrs is not None else {}
-        anchor = (fn, operands, attrs, node.op.name, is_reference)
+        anchor_source = _inline_anchor(node, operands)
+        if anchor_source is None:
+            fn, is_reference = _anchor_kernel(node.op.name)
+            if fn is None:
+                return None
+            attrs = dict(node.attrs) if node.attrs is not None else {}
+            anchor = (fn, operands, attrs, node.op.name, is_reference)
     if not anchors and all(not isinstance(n, E.Call) for n in nodes):
         return None
     try:
-        source, _ = generate(func, anchors[0] if anchors else None)
+        source, _ = generate(func, anchors[0] if anchors else None, anchor_source)
     except Unsupported:
         return None
     jit_fn = _load(source)
     scalars = [i for i, p in enumerate(func.params) if len(p._checked_type.shape) == 0]
-    return FusedKernel(jit_fn, source, len(func.params), scalars, anchor)
+    kernel = FusedKernel(jit_fn, source, len(func.params), scalars, anchor)
+    if anchor_source is not None:
+        kernel.anchor_op = anchors[0].op.name
+    return kernel
+
+
+def _inline_anchor(node, operands):
+    """numba source computing the anchor inside the kernel (BLAS ``nn.dense``), or None."""
+    if node.op.name != "nn.dense" or not all(isinstance(o, int) for o in operands):
+        return None
+    data, weight = node.args
+    types = [data._checked_type, weight._checked_type, node._checked_type]
+    if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1:
+        return None
+    return f"np.dot(a{operands[0]}, a{operands[1]}.T)"
 
 
 def _only_concatenated(tuple_node, nodes) -> bool:

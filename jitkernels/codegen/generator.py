@@ -206,13 +206,15 @@ class _Emitter:
         return self.new_local(text)
 
 
-def generate(func: E.Function, anchor=None) -> tuple:
+def generate(func: E.Function, anchor=None, anchor_source: str | None = None) -> tuple:
     """Source of the fused kernel of ``func``.
 
     Args:
         func: the typed primitive function (single tensor output).
         anchor: the anchor call node (read from an extra input placed after the params), or
             None.
+        anchor_source: an expression over the params computing the anchor inside the
+            kernel (e.g. ``np.dot(a0, a1.T)`` for ``nn.dense``); then no extra input.
 
     Returns:
         ``(source, function_name)``. The generated function takes the params (rank 0 passed
@@ -228,7 +230,8 @@ def generate(func: E.Function, anchor=None) -> tuple:
     names = [inputs[p] for p in func.params]
     if anchor is not None:
         inputs[anchor] = "anchor"
-        names.append("anchor")
+        if anchor_source is None:
+            names.append("anchor")
     emitter = _Emitter(inputs, _dtype(func.body))
     index = [f"i{k}" for k in range(len(out_shape))]
     result = emitter.value(func.body, index)
@@ -236,6 +239,8 @@ def generate(func: E.Function, anchor=None) -> tuple:
     lines = ["import math", "import numpy as np", "from numba import njit", "", "",
              "@njit(cache=True, fastmath=False)",
              f"def kernel({', '.join(names + ['out'])}):"]
+    if anchor_source is not None:
+        lines.append(f"    anchor = {anchor_source}")
     depth = 1
     for k, dim in enumerate(out_shape):
         lines.append("    " * depth + f"for i{k} in range({dim}):")

@@ -337,3 +337,9 @@ def test_legacy_prelude_aliases():
     assert prelude.tree is tree and prelude.rose is rose
     assert prelude.mod.get_constructor(cons.tag) is cons
     assert len({c.tag for c in (cons, nil, some, none, rose, z, s)}) == 7
+
+
+def test_testing_facade_exports_prelude():
+    import interp.testing
+    assert interp.testing.Prelude is Prelude
+

@@ -221,3 +221,32 @@ def test_if_requires_bool_and_picks_branch():
     x = irlib.var("x", shape=(), dtype="bool")
     f = create_executor().evaluate(irlib.Function([x], irlib.If(x, irlib.const(1), irlib.const(2))))
     assert f(True).numpy() == 1 and f(False).numpy() == 2
+
+
+def test_scope_builder_rules():
+    sb = irlib.ScopeBuilder()
+    x = sb.let(("x", irlib.scalar_type("int32")), irlib.const(1))
+    assert x.type_annotation == irlib.scalar_type("int32")
+    with pytest.raises(IRError):
+        sb.get()                                   # no result yet
+    sb.ret(x)
+    with pytest.raises(IRError):
+        sb.ret(x)                                  # one result per scope
+    assert create_executor().evaluate(sb.get()).numpy() == 1
+    dangling = irlib.ScopeBuilder()
+    with dangling.if_scope(irlib.const(True)):
+        dangling.ret(irlib.const(1))
+    with pytest.raises(IRError, match="else_scope"):
+        dangling.get()
+
+
+def test_bind_replaces_free_vars_and_parameters():
+    x, y = irlib.var("x", shape=(), dtype="int32"), irlib.var("y", shape=(), dtype="int32")
+    func = irlib.Function([x, y], irlib.subtract(x, y))
+    bound = irlib.bind(func, {x: irlib.const(10)})
+    assert bound.params == (y,)
+    assert create_executor().evaluate(bound)(np.array(3, "int32")).numpy() == 7
+    body = irlib.bind(irlib.subtract(x, y), {x: irlib.const(5), y: irlib.const(2)})
+    assert irlib.analysis.free_vars(body) == []
+    assert create_executor().evaluate(body).numpy() == 3
+

@@ -302,7 +302,7 @@ def test_adt_definitions():
 
 def test_adt_with_any_dim():
     mod = parse_module("type my_dtype {\n  my_cons(Tensor[(?, 1), uint16]),\n}")
-    items = list(mod.type_definitions.items())
+    items = mod.type_definitions.items()           # a list, as TVM's Map.items() is
     type_var, data = items[0]
     assert type_var.name_hint == "my_dtype"
     assert [c.name_hint for c in data.constructors] == ["my_cons"]

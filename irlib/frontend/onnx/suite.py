@@ -190,8 +190,11 @@ def to_value(value, ty, mod):
 
 
 def from_value(value):
-    """An interpreter result as a runner value: ``List`` -> list, ``Option`` -> value/None."""
-    from interp.values import ConstructorValue
+    """An interpreter result as a runner value: ``List`` -> list, ``Option`` -> value/None,
+    tuples elementwise."""
+    from interp.values import ConstructorValue, TupleValue
+    if isinstance(value, TupleValue):
+        return tuple(from_value(item) for item in value)
     if not isinstance(value, ConstructorValue):
         return value
     if value.name in ("Cons", "Nil"):

@@ -1,7 +1,7 @@
 """The ONNX backend node tests, through from_onnx + the reference interpreter.
 
 By default (CI) a deterministic subset of op families runs (a few seconds). Set
-``IRLIB_ONNX_SUITE=all`` to run all 1,884 cases (about 20 s on the interpreter), or to a regex
+``IRLIB_ONNX_SUITE=all`` to run all 1,884 cases (about 30 s on the interpreter), or to a regex
 to pick cases. Cases matching :data:`EXPECTED_FAILURES` are marked xfail with the reason;
 any other case must pass. ``python -m irlib.frontend.onnx.suite`` prints the same results.
 """
@@ -19,35 +19,65 @@ CI_FAMILIES = (r"^test_(abs|add|relu|sigmoid|conv|convtranspose|gemm|matmul|resh
                r"transpose|concat|slice|squeeze|unsqueeze|softmax|logsoftmax|maxpool|averagepool|"
                r"globalaveragepool|batchnorm|lstm|gru|rnn|reduce_sum|reduce_mean|gather|split|"
                r"expand|tile|pad|topk|where|clip|cast|nllloss|sce_mean|layer_normalization|"
-               r"if|quantizelinear|dequantizelinear)")
+               r"if|quantizelinear|dequantizelinear|resize_upsample|gridsample_(bilinear|nearest)|"
+               r"attention_4d_(causal|attn_mask|gqa)$|scan9|loop11|sequence_(construct|at|"
+               r"length|erase)|optional|unique|nonmaxsuppression_(center|suppress)|cumprod_1d|"
+               r"dft|qlinear|matmulinteger|dynamicquantize|string|regex)")
 
-#: regex on case names -> why the case is expected to fail.
+
+def _exact(*names):
+    return "^test_(" + "|".join(names) + ")$"
+
+
+#: regex on case names -> why the case is expected to fail. Every entry names exact cases, and
+#: a listed case that passes fails the test (remove it from here), so the list stays exact.
 EXPECTED_FAILURES = {
-    r"attention|rotary_embedding|swiglu|flex|causal_conv": "Attention-family ops (opset 23+) "
-    "are not converted yet",
-    r"bfloat16|float8|e4m3|e5m2|e8m0|uint4|int4|uint2|int2|float4|fp8": "element types irlib "
-    "has no dtype for (bfloat16, float8, 4- and 2-bit)",
-    r"^test_(resize|upsample|gridsample|affine_grid|roialign|col2im|deform_conv|basic_deform|"
-    r"center_crop)":
-        "image ops (Resize, GridSample, ...) are not converted yet",
-    r"^test_(scan|loop|sequence|split_to_sequence|optional|identity_opt|identity_sequence|"
-    r"concat_from_sequence|if_seq|if_opt)": "Loop/Scan and Sequence*/Optional are not imported yet",
-    r"^test_(string|regex|equal_string|tfidf|label_encoder|ai_onnx_ml|image_decoder|"
-    r"strnormalizer)|string":
-        "string, ai.onnx.ml and image decoding ops are left out",
-    r"^test_(adagrad|adam|momentum|nesterov|bernoulli|random|dropout|training_dropout|"
-    r"batchnorm_.*training)":
-        "training and random ops are left out (nondeterministic or training-only)",
-    r"^test_(dft|stft|blackman|hann|hamming|melweight)": "signal-processing ops are not "
-    "converted yet",
-    r"^test_(nonmaxsuppression|unique|bitcast|cumprod|tensorscatter|qlinear|dynamicquantize|"
-    r"convinteger|matmulinteger|det|maxunpool|lppool|einsum|bitshift|mod_mixed|gelu|mish|"
-    r"reduce_(max|min)_empty|maxpool_with_argmax|maxpool_2d_ceil_output|averagepool_2d_ceil_last|"
-    r"convtranspose_output_shape|spacetodepth_crd|scatternd_(min|max)|pad_reflect|"
-    r"pad_edge|wrap_pad|constant_pad_axes|constant_pad_negative_axes|edge_pad|reflect_pad|"
-    r"scatternd_multiply|range_.*_expanded|lstm_with_peepholes|convtranspose_3d)":
-        "ops or variants not converted yet, or irlib op semantics differing at edges (ceil-mode "
-        "windows that start in padding, empty reductions)",
+    _exact("adagrad", "adagrad_multiple", "adam", "adam_multiple", "momentum",
+           "momentum_multiple", "nesterov_momentum", "batchnorm_epsilon_training_mode",
+           "batchnorm_example_training_mode", "training_dropout", "training_dropout_default",
+           "training_dropout_default_mask", "training_dropout_mask",
+           "training_dropout_zero_ratio", "training_dropout_zero_ratio_mask"):
+        "training-only ops (ai.onnx.preview.training) and training-mode Dropout/"
+        "BatchNormalization are left out (random masks, optimizer state)",
+    _exact("bernoulli", "bernoulli_double", "bernoulli_double_expanded", "bernoulli_expanded",
+           "bernoulli_seed", "bernoulli_seed_expanded"):
+        "random ops are left out: their outputs are random, so the runner cannot compare values",
+    r"^test_ai_onnx_ml_|^test_tfidfvectorizer_": "ai.onnx.ml ops and TfIdfVectorizer are not "
+    "converted",
+    r"^test_image_decoder_": "ImageDecoder needs image codecs (not converted)",
+    r"^test_flexattention(_[a-z0-9]+)*(?<!_ver26)$": "ai.onnx.preview.FlexAttention (score/prob-mod subgraphs) is not "
+    "converted (its expanded forms pass)",
+    r"^test_affine_grid_": "AffineGrid is not converted; its expanded form builds If branches "
+    "of different ranks and a Transpose whose rank depends on them",
+    r"^test_(col2im|col2im_5d|col2im_dilations|col2im_pads|col2im_strides|"
+    r"basic_deform_conv_with_padding|basic_deform_conv_without_padding|"
+    r"deform_conv_with_mask_bias|deform_conv_with_multiple_offset_groups|roialign_aligned_false|"
+    r"roialign_aligned_true|roialign_mode_max|tensorscatter|tensorscatter_3d|"
+    r"tensorscatter_circular|maxunpool_export_with_output_shape|"
+    r"maxunpool_export_without_output_shape|maxpool_with_argmax_2d_precomputed_pads|"
+    r"maxpool_with_argmax_2d_precomputed_strides|stft|stft_with_window|melweightmatrix|"
+    r"convtranspose_3d|lstm_with_peepholes|constant_pad_axes|constant_pad_negative_axes)$":
+        "ops or variants not converted yet: Col2Im, DeformConv, RoiAlign, TensorScatter, "
+        "MaxUnpool, MaxPool's Indices output, STFT, MelWeightMatrix, 3-D ConvTranspose, LSTM "
+        "peepholes with sequence_lens, Pad with run-time axes",
+    _exact("identity_sequence", "sequence_insert_at_back", "sequence_insert_at_front",
+           "sequence_map_add_1_sequence_1_tensor_expanded",
+           "sequence_map_add_2_sequences_expanded", "sequence_map_extract_shapes_expanded",
+           "sequence_map_identity_1_sequence_1_tensor_expanded",
+           "sequence_map_identity_1_sequence_expanded",
+           "sequence_map_identity_2_sequences_expanded", "split_to_sequence_1",
+           "split_to_sequence_2", "loop13_seq", "loop16_seq_none", "if_opt"):
+        "sequences whose element rank is not declared (SequenceEmpty, untyped sequence "
+        "inputs), SplitToSequence with run-time split sizes, and loops/Ifs whose sequence "
+        "values change type between iterations or branches",
+    _exact("averagepool_2d_ceil_last_window_starts_on_pad",
+           "maxpool_2d_ceil_output_size_reduce_by_one", "convtranspose_output_shape",
+           "spacetodepth_crd_mode_example"):
+        "irlib op semantics differ at edges: ceil-mode windows that start in the padding, "
+        "ConvTranspose output_shape padding split, SpaceToDepth CRD mode",
+    _exact("attention_4d_gqa_with_past_and_present_fp16_expanded", "celu_bfloat16_expanded"):
+        "float16/bfloat16 rounding of intermediate values differs from the reference (off by "
+        "one unit in the last place, above atol)",
 }
 
 
@@ -71,6 +101,8 @@ _CASES = _selected_cases()
 def test_backend_node_case(case):
     result = suite.run_case(case)
     reason = _expected_failure(case.name)
-    if reason is not None and not result.passed:
+    if reason is not None:
+        assert not result.passed, (f"{case.name} now passes: remove it from "
+                                   "EXPECTED_FAILURES")
         pytest.xfail(f"{reason} ({result.category}: {result.detail})")
     assert result.passed, f"[{result.category}] {result.detail}"

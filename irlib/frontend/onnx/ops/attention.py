@@ -74,3 +74,21 @@ def _causal_conv_with_state(ctx, inputs, attrs):
     state = ctx.emit("strided_slice", padded, begin=[int(length) - (k - 1)], end=[int(length)],
                      strides=[1], axes=[2])
     return [out, state][:ctx.num_outputs]
+
+
+@converter("RotaryEmbedding", since=23)
+def _rotary_embedding(ctx, inputs, attrs):
+    fields = [value for value in inputs[:4] if value is not None]
+    return ctx.emit("onnx.rotary_embedding", ctx.make_tuple(fields),
+                    interleaved=bool(attrs.get("interleaved", 0)),
+                    rotary_dim=int(attrs.get("rotary_embedding_dim", 0)),
+                    num_heads=int(attrs.get("num_heads", 0)))
+
+
+@converter("SwiGLU", since=1)
+def _swiglu(ctx, inputs, attrs):
+    from .common import scalar
+    a, b = inputs[:2]
+    alpha = scalar(ctx, float(attrs.get("alpha", 1.0)), ctx.dtype(a))
+    gate = ctx.emit("sigmoid", ctx.emit("multiply", a, alpha))
+    return ctx.emit("multiply", ctx.emit("multiply", a, gate), b)

@@ -227,7 +227,11 @@ def _elu(ctx, inputs, attrs):
 
 @converter("Celu")
 def _celu(ctx, inputs, attrs):
-    data = inputs[0]
+    from .common import widened
+    return widened(ctx, [inputs[0]], lambda data: _celu_of(ctx, data, attrs))
+
+
+def _celu_of(ctx, data, attrs):
     alpha = float(attrs.get("alpha", 1.0))
     # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
     inner = ctx.emit("multiply", _s(ctx, data, alpha), ctx.emit(

@@ -92,3 +92,35 @@ def _cumprod(ctx, inputs, attrs):
     return ctx.emit("onnx.cumprod", inputs[0], ctx.emit("cast", inputs[1], dtype="int64"),
                     exclusive=bool(attrs.get("exclusive", 0)),
                     reverse=bool(attrs.get("reverse", 0)))
+
+
+@converter("StringConcat", since=20)
+def _string_concat(ctx, inputs, attrs):
+    return ctx.emit("onnx.string_concat", inputs[0], inputs[1])
+
+
+@converter("RegexFullMatch", since=20)
+def _regex_full_match(ctx, inputs, attrs):
+    return ctx.emit("onnx.regex_full_match", inputs[0], pattern=attrs.get("pattern", ""))
+
+
+@converter("StringSplit", since=20)
+def _string_split(ctx, inputs, attrs):
+    tup = ctx.emit("onnx.string_split", inputs[0], delimiter=attrs.get("delimiter", ""),
+                   maxsplit=int(attrs.get("maxsplit", -1)))
+    return [ctx.tuple_get(tup, 0), ctx.tuple_get(tup, 1)]
+
+
+@converter("StringNormalizer", since=10)
+def _string_normalizer(ctx, inputs, attrs):
+    return ctx.emit("onnx.string_normalizer", inputs[0],
+                    case_change_action=attrs.get("case_change_action", "NONE"),
+                    is_case_sensitive=bool(attrs.get("is_case_sensitive", 0)),
+                    stopwords=tuple(attrs.get("stopwords", ())))
+
+
+@converter("CenterCropPad", since=18)
+def _center_crop_pad(ctx, inputs, attrs):
+    axes = tuple(int(a) for a in attrs.get("axes", ()))
+    return ctx.emit("onnx.center_crop_pad", inputs[0], ctx.emit("cast", inputs[1],
+                                                                dtype="int64"), axes=axes)

@@ -183,9 +183,13 @@ def _range(ctx, inputs, attrs):
     values = [ctx.const_value(value) for value in inputs]
     if all(value is not None for value in values):
         start, limit, delta = values
-        return ctx.const(np.arange(start, limit, delta, dtype=start.dtype))
+        return ctx.const(np.arange(start.reshape(()), limit.reshape(()), delta.reshape(()),
+                                   dtype=start.dtype))
     dtype = ctx.dtype(inputs[0])
-    return ctx.emit("arange", *inputs, dtype=dtype)
+    # scalars by the spec, but exporters also feed 1-element vectors
+    scalars = [value if ctx.ndim(value) == 0 else ctx.emit("reshape", value, newshape=[])
+               for value in inputs]
+    return ctx.emit("arange", *scalars, dtype=dtype)
 
 
 def _split(ctx, data, axis, sizes, count):
