@@ -139,6 +139,8 @@ class GraphExecutorFactoryModule:
         """The graph JSON string."""
         return self.graph_json
 
+    get_executor_config = get_graph_json
+
     def get_params(self) -> dict:
         """``{name: NDArray}`` of the weights the graph takes as inputs."""
         from irlib.ndarray import NDArray

@@ -70,7 +70,8 @@ def _random_input(ty, mean, scale, rng):
 
 
 def check_grad(func, inputs=None, test_inputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
-               scale=None, mean=0, mode="higher_order", target_devices=None):
+               scale=None, mean=0, mode="higher_order", target_devices=None,
+               executor_kind="debug"):
     """Assert that the gradient of ``func`` matches two-sided finite differences.
 
     Args:
@@ -85,12 +86,14 @@ def check_grad(func, inputs=None, test_inputs=None, eps=1e-6, atol=1e-5, rtol=1e
         mean: centre of the random inputs.
         mode: the :func:`~irlib.transform.gradient` mode.
         target_devices: accepted for Relay compatibility; the reference interpreter is used.
+        executor_kind: accepted for Relay compatibility (``"debug"``, ``"graph"``, ``"vm"``);
+            the reference interpreter is used whatever it says.
 
     Raises:
         AssertionError: if a gradient differs from the numerical estimate.
         ValueError: if no test input is one of the inputs.
     """
-    del target_devices  # NOTE: only the reference interpreter evaluates here
+    del target_devices, executor_kind  # NOTE: only the reference interpreter evaluates here
     fwd = infer_expr(func)
     bwd = gradient(fwd, mode=mode) if mode == "higher_order" else _first_order(fwd)
     if scale is None:

@@ -36,6 +36,10 @@ GLOBAL_FUNCTIONS = ("id", "compose", "flip", "hd", "tl", "nth", "update", "map",
 
 _MAX_RANK = 6
 
+# Legacy (Relay <= 0.7) attribute names of the nat definitions, once nat.rly is imported.
+_LEGACY_NAT_GLOBALS = {"double": "nat_double", "add": "nat_add"}
+_LEGACY_NAT_TYPE = {"nat": 0, "z": 1, "s": 2}
+
 
 def std_source(name: str) -> str:
     """The text of std file ``name`` (or of the generated tensor arrays).
@@ -71,6 +75,8 @@ class Prelude:
         id, compose, ..., iterate: the GlobalVars of the Prelude's functions.
         l, cons, nil, optional, some, none, tree, rose: legacy aliases of the List, Option
             and Tree types (GlobalTypeVars) and their constructors.
+        nat, z, s, double, add: legacy aliases of the nat type, its constructors and
+            ``@nat_double`` / ``@nat_add`` (after ``mod.import_from_std("nat.rly")``).
     """
 
     def __init__(self, mod: IRModule | None = None):
@@ -99,6 +105,11 @@ class Prelude:
         if name.startswith("_") or name == "mod":
             raise AttributeError(name)
         try:
+            if name in _LEGACY_NAT_GLOBALS:
+                # Relay <= 0.7 named the nat.rly definitions p.double, p.add, p.nat, p.z, p.s
+                return self.mod.get_global_var(_LEGACY_NAT_GLOBALS[name])
+            if name in _LEGACY_NAT_TYPE:
+                return self.mod.get_type("nat")[_LEGACY_NAT_TYPE[name]]
             return self.mod.get_global_var(name)
         except UnknownNameError:
             raise AttributeError(f"Prelude has no attribute or global function {name!r}") \

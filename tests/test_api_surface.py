@@ -44,18 +44,7 @@ PENDING = {
 # Names that exist but still depart from the reference, in files whose owners are changing
 # them now. Expected to fail; once the signature matches, the test fails until the entry is
 # removed here, so the list cannot go stale.
-KNOWN_MISMATCHES = {
-    "irlib.transform.AnnotateTarget": GRAPH_PASSES + ": first parameter is 'targets' with a "
-                                      "default; documented AnnotateTarget(target)",
-    "irlib.transform.ChangeBatch": GRAPH_PASSES + ": 'data' has a default; documented "
-                                   "ChangeBatch(data, batch_size=16)",
-    "irlib.transform.ConvertLayout": GRAPH_PASSES + ": parameter is 'desired_layouts' with a "
-                                     "default; documented ConvertLayout(desired_layout)",
-    "irlib.transform.MergeComposite": GRAPH_PASSES + ": 'pattern_table' has a default; "
-                                      "documented MergeComposite(pattern_table)",
-    "irlib.transform.RewriteAnnotatedOps": GRAPH_PASSES + ": 'fallback_device' defaults to 1; "
-                                           "documented RewriteAnnotatedOps(fallback_device)",
-}
+KNOWN_MISMATCHES: dict = {}
 
 _MISSING = object()
 

@@ -54,7 +54,8 @@ def astext(node, show_meta_data: bool = True, annotate=None) -> str:
             ``node -> str | None`` whose result is written as the comment instead.
 
     Returns:
-        The text, ending with a newline.
+        The text. A module's ends with a newline, as does text with a metadata section;
+        an expression's otherwise does not (as in Relay).
 
     Raises:
         TypeError: if ``node`` is not something the text format can show.
@@ -69,7 +70,11 @@ def astext(node, show_meta_data: bool = True, annotate=None) -> str:
             parts.extend(["#[metadata]", printer.meta.to_json()])
         else:
             parts.append(META_OMITTED)
-    return "\n".join(parts) + "\n"
+    # NOTE: as in Relay, a module's text ends with a newline and an expression's does not
+    # (`const(42, "int16").astext()` is exactly the header line plus `42i16`); a metadata
+    # section (or the comment saying it was omitted) ends its line too.
+    ends_line = isinstance(node, IRModule) or len(printer.meta) > 0
+    return "\n".join(parts) + ("\n" if ends_line else "")
 
 
 def pretty_print(node) -> str:

@@ -14,6 +14,7 @@ from .fold_constant import FoldConstant
 from .inline import Inline
 from .remove_unused_functions import RemoveUnusedFunctions
 from .to_a_normal_form import ToANormalForm
+from .to_basic_block_normal_form import ToBasicBlockNormalForm
 from .to_graph_normal_form import ToGraphNormalForm
 from .lambda_lift import LambdaLift
 from .eta_expand import EtaExpand
@@ -24,7 +25,8 @@ from .partial_evaluate import PartialEvaluate, partial_evaluate
 from .lazy_gradient_init import LazyGradientInit
 
 for _pass_class in (InferType, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
-                    Inline, RemoveUnusedFunctions, ToANormalForm, ToGraphNormalForm, LambdaLift,
+                    Inline, RemoveUnusedFunctions, ToANormalForm, ToBasicBlockNormalForm,
+                    ToGraphNormalForm, LambdaLift,
                     EtaExpand, ToCPS, PartialEvaluate, LazyGradientInit):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
@@ -33,62 +35,46 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
            "PassInfo", "PrintIR", "Sequential", "build_config", "function_pass",
            "module_pass", "get_pass", "register_pass", "DeadCodeElimination",
            "EliminateCommonSubexpr", "FoldConstant", "Inline", "RemoveUnusedFunctions",
-           "ToANormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient", "ToCPS", "to_cps", "un_cps",
+           "ToANormalForm", "ToBasicBlockNormalForm", "ToGraphNormalForm", "LambdaLift", "EtaExpand", "gradient", "ToCPS", "to_cps", "un_cps",
            "PartialEvaluate", "partial_evaluate", "LazyGradientInit"]
 
 # -- graph-level optimisation passes ---------------------------------------------------------
 from .fuse_ops import FuseOps
-
-for _pass_class in (FuseOps,):
-    register_pass(_pass_class.name, _pass_class)
-del _pass_class
-__all__ += ["FuseOps"]
 from .simplify_inference import SimplifyInference
 from .canonicalize_ops import CanonicalizeOps
 from .canonicalize_cast import CanonicalizeCast
 from .fast_math import FastMath
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
-
-for _pass_class in (SimplifyInference, CanonicalizeOps, CanonicalizeCast, FastMath,
-                    BackwardFoldScaleAxis, ForwardFoldScaleAxis, FoldScaleAxis):
-    register_pass(_pass_class().info.name, _pass_class)
-del _pass_class
-__all__ += ["SimplifyInference", "CanonicalizeOps", "CanonicalizeCast", "FastMath",
-            "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldScaleAxis"]
-from .pipeline import bind_params, optimize
-
-__all__ += ["optimize", "bind_params"]
 from .convert_layout import ConvertLayout
-
-register_pass("ConvertLayout", ConvertLayout)
-__all__ += ["ConvertLayout"]
 from .legalize import Legalize
 from .alter_op_layout import AlterOpLayout
-
-register_pass("Legalize", Legalize)
-register_pass("AlterOpLayout", AlterOpLayout)
-__all__ += ["Legalize", "AlterOpLayout"]
 from .change_batch import ChangeBatch
-
-register_pass("ChangeBatch", ChangeBatch)
-__all__ += ["ChangeBatch"]
 from .combine_parallel_conv2d import CombineParallelConv2D
 from .combine_parallel_dense import CombineParallelDense
-
-register_pass("CombineParallelConv2d", CombineParallelConv2D)
-register_pass("CombineParallelDense", CombineParallelDense)
-__all__ += ["CombineParallelConv2D", "CombineParallelDense"]
 from .merge_composite import MergeComposite
 from .annotate_target import AnnotateTarget, register_target_op
 from .merge_compiler_regions import MergeCompilerRegions
 from .partition_graph import PartitionGraph
+from .rewrite_annotated_ops import RewriteAnnotatedOps
+from .pipeline import bind_params, optimize
 
-for _pass_class in (MergeComposite, AnnotateTarget, MergeCompilerRegions, PartitionGraph):
+for _pass_class in (FuseOps, SimplifyInference, CanonicalizeOps, CanonicalizeCast, FastMath,
+                    BackwardFoldScaleAxis, ForwardFoldScaleAxis, Legalize, AlterOpLayout,
+                    CombineParallelConv2D, CombineParallelDense, MergeCompilerRegions,
+                    PartitionGraph):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
-__all__ += ["MergeComposite", "AnnotateTarget", "register_target_op", "MergeCompilerRegions",
-            "PartitionGraph"]
-from .rewrite_annotated_ops import RewriteAnnotatedOps
+register_pass("FoldScaleAxis", FoldScaleAxis)
+# passes whose parameters have no default are registered with neutral arguments
+register_pass("ConvertLayout", lambda: ConvertLayout({}))
+register_pass("ChangeBatch", lambda: ChangeBatch({}))
+register_pass("MergeComposite", lambda: MergeComposite([]))
+register_pass("AnnotateTarget", lambda: AnnotateTarget([]))
+register_pass("RewriteAnnotatedOps", lambda: RewriteAnnotatedOps(1))
 
-register_pass("RewriteAnnotatedOps", RewriteAnnotatedOps)
-__all__ += ["RewriteAnnotatedOps"]
+__all__ += ["FuseOps", "SimplifyInference", "CanonicalizeOps", "CanonicalizeCast", "FastMath",
+            "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldScaleAxis", "ConvertLayout",
+            "Legalize", "AlterOpLayout", "ChangeBatch", "CombineParallelConv2D",
+            "CombineParallelDense", "MergeComposite", "AnnotateTarget", "register_target_op",
+            "MergeCompilerRegions", "PartitionGraph", "RewriteAnnotatedOps", "optimize",
+            "bind_params"]

@@ -3,7 +3,7 @@ op on the same input, and replace one group per round until none is left."""
 
 from __future__ import annotations
 
-from ..ir.functor import post_order
+from ..ir.functor import children, post_order
 from ._rewrite import LetMutator
 from ._typed import op_name
 
@@ -30,6 +30,15 @@ def sibling_groups(func, op, key, min_branches: int) -> list:
     return [calls for calls in buckets.values() if len(calls) >= min_branches]
 
 
+def consumers(func) -> dict:
+    """Node -> the nodes using it (once per use) in ``func``."""
+    users: dict = {}
+    for node in post_order(func):
+        for child in children(node):
+            users.setdefault(child, []).append(node)
+    return users
+
+
 class _Replace(LetMutator):
     def __init__(self, replacements):
         super().__init__()
@@ -41,7 +50,7 @@ class _Replace(LetMutator):
 
 def combine_rounds(func, find_groups, combine, mod=None):
     """Replace groups until none is left: ``find_groups(func)`` lists them and
-    ``combine(calls)`` returns ``{call: replacement}`` built from the original nodes
+    ``combine(calls, func)`` returns ``{node: replacement}`` built from the original nodes
     (``mod``: the module the function's globals live in, for type inference)."""
     from ..typeinf import infer_expr
     done = set()
@@ -51,6 +60,6 @@ def combine_rounds(func, find_groups, combine, mod=None):
             return func
         group = groups[0]
         done.add(tuple(group))
-        replacements = combine(group)
+        replacements = combine(group, func)
         func = infer_expr(_Replace(replacements).visit(func), mod)
 

@@ -1,5 +1,6 @@
 """AnnotateTarget: mark which external compiler runs each op call (Relay's
-``AnnotateTarget(targets, include_non_call_ops=True)``).
+``AnnotateTarget(targets, include_non_call_ops=True)``; the first parameter is named
+``target`` as in the documented API).
 
 Each op call gets the first target ``t`` of ``targets`` whose predicate
 ``get_def(op).get_attr("target.<t>")`` (True, or a function of the call returning True)
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ..ir.functor import children, post_order, rebuild
+from ..ir.functor import children, rebuild
 from ..op.registry import get_def, make_call
 from ._rewrite import map_functions
 from .pass_infra import ModulePass
@@ -150,11 +151,12 @@ class AnnotateTarget(ModulePass):
     """Annotate op calls with the external compiler that supports them.
 
     Args:
-        targets: a target name or a list of them, in priority order.
+        target: a target name or a list of them, in priority order (Relay ≥0.7 calls it
+            ``targets``).
         include_non_call_ops: annotate tuples and projections too.
     """
 
-    targets: object = ()
+    target: object
     include_non_call_ops: bool = True
     name: ClassVar[str] = "AnnotateTarget"
     opt_level: ClassVar[int] = 0
@@ -162,7 +164,7 @@ class AnnotateTarget(ModulePass):
     def transform_module(self, mod, ctx=None):
         """The annotated, type-checked copy of ``mod``."""
         from ..typeinf import infer_module
-        targets = [self.targets] if isinstance(self.targets, str) else list(self.targets)
+        targets = [self.target] if isinstance(self.target, str) else list(self.target)
         new_mod = map_functions(mod, lambda f: annotate_target(f, targets,
                                                               self.include_non_call_ops))
         return infer_module(new_mod)

@@ -14,7 +14,7 @@ Before/after with ``{%x: 0}`` and ``batch_size=8``::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import IRError
@@ -33,7 +33,7 @@ class ChangeBatch(FunctionPass):
         batch_size: the new batch size.
     """
 
-    data: dict = field(default_factory=dict)
+    data: dict
     batch_size: int = 16
     name: ClassVar[str] = "ChangeBatch"
     opt_level: ClassVar[int] = 1

@@ -6,12 +6,15 @@ attributes apart from ``channels``, ``groups=1`` and weights of the same shape a
 the output channels, become one ``nn.conv2d`` over the weights concatenated along the
 output-channel axis (``channels`` the sum), and one
 ``strided_slice(..., begin=[0, off], end=[-1, c_i], strides=[1, 1], slice_mode="size")`` per
-branch (the begin/end lists reach the channel axis of the data layout).
+branch (the begin/end lists reach the channel axis of the data layout). Elementwise and
+broadcast ops that follow every branch the same way (same op and attributes, each branch
+its only user) are merged too, before the slices: their per-branch operands are
+concatenated along the channel axis (a shared operand without a channel extent is kept).
 
 Before/after::
 
-    (nn.conv2d(%x, %w1), nn.conv2d(%x, %w2), nn.conv2d(%x, %w3))
-    %0 = nn.conv2d(%x, concatenate((%w1, %w2, %w3)), channels=12);
+    (nn.relu(nn.conv2d(%x, %w1)), nn.relu(nn.conv2d(%x, %w2)), nn.relu(nn.conv2d(%x, %w3)))
+    %0 = nn.relu(nn.conv2d(%x, concatenate((%w1, %w2, %w3)), channels=12));
     (strided_slice(%0, begin=[0, 0], end=[-1, 4], ...), strided_slice(%0, [0, 4], ...), ...)
 """
 
@@ -21,8 +24,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ._combine import combine_rounds, sibling_groups
-from ._typed import op, rewrite_typed_module, tensor_type
+from ..op.registry import OpPattern, get_def
+from ._combine import combine_rounds, consumers, sibling_groups
+from ._typed import op, op_name, rewrite_typed_module, tensor_type
 from .pass_infra import ModulePass
 
 
@@ -42,7 +46,67 @@ def _freeze(value):
     return tuple(_freeze(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
-def _combine(calls):
+def _follow(calls, func, channel_axis, widths):
+    """The elementwise/broadcast ops that follow every branch identically, merged.
+
+    Returns ``(steps, tails)``: per merged op the original node of the first branch, the
+    position of the branch value among its arguments and the merged other arguments; and the
+    last node of each branch (the one its slice replaces).
+    """
+    users = consumers(func)
+    tails, steps = list(calls), []
+    while True:
+        nexts = [users.get(t, []) for t in tails]
+        if any(len(n) != 1 for n in nexts):
+            return steps, tails
+        nexts = [n[0] for n in nexts]
+        first = nexts[0]
+        name = op_name(first)
+        if name is None or get_def(name).pattern > OpPattern.BROADCAST or any(
+                op_name(n) != name or n.attrs != first.attrs for n in nexts):
+            return steps, tails
+        positions = {tuple(i for i, a in enumerate(n.args) if a is t)
+                     for n, t in zip(nexts, tails)}
+        if len(positions) != 1 or len(next(iter(positions))) != 1:
+            return steps, tails
+        position = next(iter(positions))[0]
+        if any(tensor_type(n) is None or tensor_type(n).shape != tensor_type(t).shape
+               for n, t in zip(nexts, tails)):
+            return steps, tails
+        others = []
+        for j in range(len(first.args)):
+            if j == position:
+                others.append(None)
+                continue
+            merged = _merge_operands([n.args[j] for n in nexts], tensor_type(first),
+                                     channel_axis, widths)
+            if merged is None:
+                return steps, tails
+            others.append(merged)
+        steps.append((first, position, others))
+        tails = nexts
+
+
+def _merge_operands(values, out_type, channel_axis, widths):
+    """One operand standing for each branch's ``values`` in the combined op, or None."""
+    types = [tensor_type(v) for v in values]
+    if any(t is None for t in types):
+        return None
+    rank = len(out_type.shape)
+    axis = channel_axis - (rank - len(types[0].shape))
+    if all(v is values[0] for v in values) and (axis < 0 or types[0].shape[axis] == 1):
+        return values[0]
+    if axis < 0 or any(len(t.shape) != len(types[0].shape) for t in types):
+        return None
+    for t, width in zip(types, widths):
+        rest = [d for i, d in enumerate(t.shape) if i != axis]
+        if t.shape[axis] != width or rest != [d for i, d in enumerate(types[0].shape)
+                                              if i != axis]:
+            return None
+    return op("concatenate", E.Tuple(tuple(values)), axis=axis)
+
+
+def _combine(calls, func):
     first = calls[0]
     attrs = first.attrs
     out_axis = attrs["kernel_layout"].index("O")
@@ -53,9 +117,13 @@ def _combine(calls):
     combined = op("nn.conv2d", first.args[0], op("concatenate", weights, axis=out_axis),
                   **combined_attrs)
     channel_axis = (attrs["out_layout"] or attrs["data_layout"]).index("C")
+    steps, tails = _follow(calls, func, channel_axis, widths)
+    for node, position, others in steps:
+        args = tuple(combined if j == position else other for j, other in enumerate(others))
+        combined = E.Call(node.op, args, node.attrs, span=node.span)
     replacements, offset = {}, 0
-    for call, width in zip(calls, widths):
-        replacements[call] = op("strided_slice", combined,
+    for tail, width in zip(tails, widths):
+        replacements[tail] = op("strided_slice", combined,
                                 begin=[0] * channel_axis + [offset],
                                 end=[-1] * channel_axis + [width],
                                 strides=[1] * (channel_axis + 1), slice_mode="size")

@@ -38,7 +38,7 @@ def _key(to_batch):
     return key
 
 
-def _to_batch(calls):
+def _to_batch(calls, func=None):
     data = calls[0].args[0]
     count = len(calls)
     stacked = op("nn.batch_matmul", op("stack", E.Tuple((data,) * count), axis=0),
@@ -49,7 +49,7 @@ def _to_batch(calls):
             for i, call in enumerate(calls)}
 
 
-def _concat(calls):
+def _concat(calls, func=None):
     data = calls[0].args[0]
     widths = [tensor_type(c.args[1]).shape[0] for c in calls]
     combined = op("nn.dense", data, op("concatenate", E.Tuple(tuple(c.args[1] for c in calls)),

@@ -24,14 +24,14 @@ Before/after with ``{"nn.conv2d": ["NCHW", "default"]}``::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import children, rebuild
 from ..op.registry import OpPattern, get_def
-from ._typed import op, op_name, rewrite_typed_module, tensor_type
+from ._typed import op, rewrite_typed_module, tensor_type
 from .pass_infra import ModulePass
 
 _DEFAULT_KERNEL = {"NCHW": "OIHW", "NHWC": "HWIO", "NCDHW": "OIDHW", "NDHWC": "DHWIO"}
@@ -259,14 +259,15 @@ class ConvertLayout(ModulePass):
     """Convert ops to the desired layouts and propagate them (see the module docstring).
 
     Args:
-        desired_layouts: op name -> ``[data_layout, kernel_layout]`` or a layout.
+        desired_layout: op name -> ``[data_layout, kernel_layout]`` or a layout (Relay ≥0.7
+            calls it ``desired_layouts``).
     """
 
-    desired_layouts: dict = field(default_factory=dict)
+    desired_layout: dict
     name: ClassVar[str] = "ConvertLayout"
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple] = ("InferType", "CanonicalizeOps")
 
     def transform_module(self, mod, ctx=None):
         """The converted, type-checked copy of ``mod``."""
-        return rewrite_typed_module(mod, lambda f: convert_layout(f, self.desired_layouts))
+        return rewrite_typed_module(mod, lambda f: convert_layout(f, self.desired_layout))

@@ -112,17 +112,21 @@ class _Eliminate(LetMutator):
         return node.body if original in self.removed else node
 
 
-def eliminate_dead_code(expr: E.Expr, inline_once: bool = False) -> E.Expr:
+def eliminate_dead_code(expr: E.Expr, inline_once: bool = False,
+                        ignore_impurity: bool = False) -> E.Expr:
     """``expr`` without dead let bindings (see the module docstring).
 
     Args:
         expr: an expression.
         inline_once: also substitute pure bindings used exactly once.
+        ignore_impurity: treat every binding as pure (unused effectful bindings go too).
 
     Returns:
         The new expression (``expr`` itself if nothing changed).
     """
     effect = may_have_effect(expr)
+    if ignore_impurity:
+        effect = dict.fromkeys(effect, False)
     counts = live_use_counts(expr, effect)
     return _Eliminate(counts, effect, inline_once).visit(expr)
 
@@ -133,12 +137,15 @@ class DeadCodeElimination(ModulePass):
 
     Args:
         inline_once: also inline pure bindings used exactly once.
+        ignore_impurity: also remove (and inline) bindings whose value may have an effect.
     """
 
     inline_once: bool = False
+    ignore_impurity: bool = False
     name: ClassVar[str] = "DeadCodeElimination"
     opt_level: ClassVar[int] = 1
 
     def transform_module(self, mod: IRModule, ctx=None) -> IRModule:
         """The module with dead code removed from each function."""
-        return map_functions(mod, lambda f: eliminate_dead_code(f, self.inline_once))
+        return map_functions(mod, lambda f: eliminate_dead_code(f, self.inline_once,
+                                                                  self.ignore_impurity))

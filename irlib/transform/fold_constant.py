@@ -4,7 +4,7 @@ Every call of an op whose arguments are all constants (or tuples of constants) i
 with the op's numpy reference implementation (:func:`irlib.op.registry.evaluate`) and
 replaced by the resulting constant (a tuple of constants for a multi-output op). Also: a let
 bound to a constant is inlined, an ``if`` on a constant condition becomes the chosen branch,
-``(c1, c2).1`` becomes ``c2``, and ``shape_of`` / ``ndarray_size`` of a statically shaped
+``(a, b).1`` becomes ``b`` (when ``a`` has no effect), and ``shape_of`` / ``ndarray_size`` of a statically shaped
 value become constants. Never folded: calls without arguments (``zeros(shape)``), stateful
 ops, ``device_copy``, anything inside a ``Primitive`` function, and non-op callees (so no
 effect and no reference is ever evaluated).
@@ -28,6 +28,7 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ..op import registry
 from ._rewrite import LetMutator, is_primitive, known_type, map_functions
+from .dead_code import may_have_effect
 from .eliminate_common_subexpr import is_stateful
 from .pass_infra import ModulePass
 
@@ -78,7 +79,12 @@ class _Fold(LetMutator):
 
     def visit_tuple_get_item(self, node, original):
         value = node.tuple_value
-        if isinstance(value, E.Tuple) and _is_constant(value):
+        if not isinstance(value, E.Tuple):
+            return node
+        # NOTE: Relay projects any tuple literal; the other fields are dropped, so only when
+        # evaluating them can have no effect.
+        dropped = [f for i, f in enumerate(value.fields) if i != node.index]
+        if all(_is_constant(f) or not any(may_have_effect(f).values()) for f in dropped):
             return value.fields[node.index]
         return node
 

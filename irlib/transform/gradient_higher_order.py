@@ -61,8 +61,8 @@ def ad_type(ty):
         return RefType(ad_type(ty.value))
     if isinstance(ty, TypeCall):
         return TypeCall(ty.func, tuple(ad_type(a) for a in ty.args))
-    if isinstance(ty, TypeVar):
-        raise IRError("gradient (higher_order): type polymorphism is not supported")
+    # A type variable stays itself (as in Relay): a polymorphic global is instantiated at
+    # the transformed type where it is called.
     return ty
 
 
@@ -336,14 +336,12 @@ def _transform_globals(globals_map: dict, mod):
             if mod is None or gvar not in mod:
                 raise IRError(f"gradient: @{gvar.name_hint} needs the module that defines it")
             typed = _typed_anf(mod[gvar], mod)
-            if typed.type_params:
-                raise IRError(f"gradient (higher_order): @{gvar.name_hint} is polymorphic; "
-                              f"type polymorphism is not supported")
             bp = E.Var("bp", _BP_TYPE)
             transformer = _Transformer(bp, globals_map, mod)
             params = (bp,) + tuple(transformer.var(p) for p in typed.params)
             body = transformer.transform(typed.body)
-            done[gvar] = E.Function(params, body, ad_type(typed.body.checked_type))
+            done[gvar] = E.Function(params, body, ad_type(typed.body.checked_type),
+                                    typed.type_params)
     for gvar, func in done.items():
         mod[globals_map[gvar]] = func
 

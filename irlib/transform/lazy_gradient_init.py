@@ -258,7 +258,7 @@ class LazyGradientInit(ModulePass):
     """Rewrite every function on tensors and tuples to compute over GradCell values."""
 
     name: ClassVar[str] = "LazyGradientInit"
-    opt_level: ClassVar[int] = 1
+    opt_level: ClassVar[int] = 2
 
     def transform_module(self, mod: IRModule, ctx=None) -> IRModule:
         """The module with GradCell helpers and rewritten functions."""

@@ -16,7 +16,7 @@ Before/after with ``[("add_relu", is_op("nn.relu")(is_op("add")(wildcard(), wild
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import IRError
@@ -54,7 +54,7 @@ class MergeComposite(ModulePass):
         pattern_table: ``[(name, pattern[, check]), ...]``.
     """
 
-    pattern_table: list = field(default_factory=list)
+    pattern_table: list
     name: ClassVar[str] = "MergeComposite"
     opt_level: ClassVar[int] = 0
 

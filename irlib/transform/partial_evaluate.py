@@ -13,10 +13,11 @@ the store. Writes are residualised too, unless the reference ends up only ever w
 the residual program (every read was resolved): then it and its writes are dropped.
 
 Termination: a function may be inlined inside an active inlining of the *same* function
-only if the static size of its arguments is strictly smaller (a known list or nat shrinks;
-an unknown counter does not), else the call is residualised. Residualising a function body
-(with unknown parameters) counts as an activation of size 0. So recursion on known data
-unrolls, and recursion on unknown data stops after one level.
+only if its arguments' fuel is strictly smaller: their static size (a known list or nat
+shrinks; an unknown counter does not), then the sum of the absolute values of known integer
+scalars (a known counter moving toward 0); else the call is residualised. Residualising a
+function body (with unknown parameters) counts as an activation of fuel (0, 0). So recursion
+on known data unrolls, and recursion on unknown data stops after one level.
 
 The result contains dead bindings: follow it with ``DeadCodeElimination(inline_once=True)``.
 
@@ -125,6 +126,23 @@ def static_size(pv) -> int:
         if isinstance(static, (STuple, SCtor)):
             stack.extend(static.fields)
     return size
+
+
+def fuel(args) -> tuple:
+    """The termination measure of a call: (static size, sum of |known integer scalars|).
+
+    A recursive inlining must make it strictly smaller (lexicographically), so recursion on
+    a shrinking known structure or a known counter that moves toward 0 unrolls (Relay's
+    fuel does the same for scalars), while ``@loop(1) -> @loop(1)`` stops.
+    """
+    scalars = 0
+    for arg in args:
+        static = arg.static
+        if isinstance(static, SConst):
+            value = np.asarray(static.value)
+            if value.ndim == 0 and value.dtype.kind in "iu":
+                scalars += abs(int(value))
+    return (sum(static_size(a) for a in args), scalars)
 
 
 def _const_value(pv):
@@ -262,7 +280,7 @@ class _PartialEvaluator:
                        for p in func.params)
         for old, new in zip(func.params, params):
             frame.env[old] = PV(None, new)
-        body = yield self.activation(static.key, 0, func.body, frame, fresh_store=True)
+        body = yield self.activation(static.key, (0, 0), func.body, frame, fresh_store=True)
         ll.append((pv.dyn, E.Function(params, body, _closed_type(func.ret_type, own),
                                       func.type_params, func.attrs)))
         return pv
@@ -292,7 +310,7 @@ class _PartialEvaluator:
             return PV(SCtor(op, args), dyn)
         static = callee.static
         if isinstance(static, SFunc):
-            size = sum(static_size(a) for a in args)
+            size = fuel(args)
             sizes = self.active.get(static.key)
             if not sizes or size < sizes[-1]:
                 return (yield self.inline(static, size, args, ll))
@@ -493,7 +511,7 @@ def _evaluate_function(func: E.Function, mod, key) -> E.Function:
     params = tuple(E.Var(p.name_hint, p.type_annotation) for p in func.params)
     for old, new in zip(func.params, params):
         frame.env[old] = PV(None, new)
-    body = evaluator.run(evaluator.activation(key, 0, func.body, frame, fresh_store=True))
+    body = evaluator.run(evaluator.activation(key, (0, 0), func.body, frame, fresh_store=True))
     body = _drop_write_only_refs(body)
     return E.Function(params, body, func.ret_type, func.type_params, func.attrs)
 
@@ -509,7 +527,7 @@ def partial_evaluate(expr: E.Expr, mod: IRModule | None = None) -> E.Expr:
         The residual expression (with dead bindings; run DeadCodeElimination after).
     """
     if mod is not None:
-        mod = ToANormalForm()(mod)
+        mod = ToANormalForm(bind_constants=False)(mod)
     expr = to_a_normal_form(expr)
     if isinstance(expr, E.Function):
         return _evaluate_function(expr, mod, expr)
@@ -525,7 +543,7 @@ class PartialEvaluate(ModulePass):
 
     def transform_module(self, mod: IRModule, ctx=None) -> IRModule:
         """The module with every function partially evaluated."""
-        anf = ToANormalForm()(mod)
+        anf = ToANormalForm(bind_constants=False)(mod)
         new_mod = mod.copy()
         for gvar, func in anf.items():
             if is_skipped_function(func):

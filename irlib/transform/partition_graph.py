@@ -26,7 +26,6 @@ from typing import ClassVar, Optional
 
 from ..ir import expr as E
 from ..ir.functor import children, post_order, rebuild
-from ..ir.module import IRModule
 from .annotate_target import BEGIN, DEFAULT, END, annotation_target
 from .pass_infra import ModulePass, is_skipped_function
 

@@ -89,7 +89,7 @@ class RewriteAnnotatedOps(ModulePass):
         fallback_device: the device type (or name) of unannotated ops.
     """
 
-    fallback_device: object = 1
+    fallback_device: object
     name: ClassVar[str] = "RewriteAnnotatedOps"
     opt_level: ClassVar[int] = 1
     required: ClassVar[tuple] = ("InferType",)

@@ -1,7 +1,8 @@
 """ToANormalForm: let-bind every intermediate result (Relay's ``ToANormalForm``).
 
 Afterwards every argument of a call, tuple, projection, reference op, ``if`` condition and
-``match`` scrutinee is an atom (a variable, global, constant, op or constructor), and the
+``match`` scrutinee is an atom (a variable, global, op or constructor; constants are
+let-bound too, as in Relay, except through ``to_a_normal_form``'s default), and the
 program has no graph sharing: a node used several times is bound once, in the innermost
 scope that contains all its uses. Scopes are function bodies, ``if`` branches and ``match``
 clauses, so code inside a branch stays inside it. Bindings appear in post-order. The value
@@ -28,6 +29,9 @@ from ._rewrite import is_primitive, map_functions
 from .pass_infra import ModulePass
 
 _ATOMS = (E.Var, E.GlobalVar, E.Constant, E.Op, E.Constructor)
+# NOTE: Relay's ToANormalForm let-binds constants too (only variables, globals, ops and
+# constructors are atoms); the internal users (AD, CPS, PE) keep constants inline.
+_STRICT_ATOMS = (E.Var, E.GlobalVar, E.Op, E.Constructor)
 
 
 class _Scope:
@@ -80,8 +84,10 @@ def _wrap(bindings: list, result: E.Expr) -> E.Expr:
 class _Converter:
     """Converts one function body (analysis of scopes, then emission)."""
 
-    def __init__(self, counter):
+    def __init__(self, counter, atoms=_ATOMS):
         self.counter = counter
+        self.atoms = atoms
+        self.bind_only = None   # a set of nodes to bind (the others stay inline), or None
         self.scope_of: dict = {}
         self.branch_scopes: dict = {}
         self.memo: dict = {}
@@ -91,17 +97,21 @@ class _Converter:
     def analyse(self, body, root: _Scope):
         self.scope_of[body] = root
         for node in reversed(post_order(body)):
-            if isinstance(node, _ATOMS):
+            if isinstance(node, self.atoms):
                 continue
             scope = self.scope_of[node]
             for child, child_scope in _child_scopes(node, scope, self.branch_scopes):
-                if isinstance(child, _ATOMS):
+                if isinstance(child, self.atoms):
                     continue
                 old = self.scope_of.get(child)
                 self.scope_of[child] = child_scope if old is None else \
                     _common_scope(old, child_scope)
 
     def bind(self, node, compound):
+        if self.bind_only is not None and node not in self.bind_only:
+            self.hint.pop(node, None)
+            self.memo[node] = compound
+            return
         var = self.hint.pop(node, None)
         if var is None:
             var = E.Var(f"x_{next(self.counter)}")
@@ -113,7 +123,7 @@ class _Converter:
         if kind is E.Let:
             value = node.value
             if value not in self.memo and value not in self.hint \
-                    and not isinstance(value, _ATOMS):
+                    and not isinstance(value, self.atoms):
                 self.hint[value] = node.var
             stack.append(("let_body", node))
             stack.append(("visit", value))
@@ -163,16 +173,18 @@ class _Converter:
         self.bind(node, compound)
 
 
-def _to_anf_function(func: E.Function, counter) -> E.Function:
+def _to_anf_function(func: E.Function, counter, atoms=_ATOMS) -> E.Function:
     if is_primitive(func):
         return func
-    return func.replace(body=_run(_Converter(counter), func.body))
+    return func.replace(body=_run(_Converter(counter, atoms), func.body))
 
 
-def _run(converter, body):
+def _run(converter, body, choose=None):
     stack = converter.stack
     root = _Scope(None)
     converter.analyse(body, root)
+    if choose is not None:
+        converter.bind_only = choose(converter, body)
     memo = converter.memo
     stack.append(("visit", body))
     while stack:
@@ -180,7 +192,7 @@ def _run(converter, body):
         if step == "visit":
             if node in memo:
                 continue
-            if isinstance(node, _ATOMS):
+            if isinstance(node, converter.atoms):
                 memo[node] = node
                 continue
             converter._schedule(node, stack)
@@ -189,29 +201,37 @@ def _run(converter, body):
     return _wrap(root.bindings, memo[body])
 
 
-def to_a_normal_form(expr: E.Expr) -> E.Expr:
+def to_a_normal_form(expr: E.Expr, bind_constants: bool = False) -> E.Expr:
     """``expr`` in A-normal form (see the module docstring).
 
     Args:
         expr: an expression; a Function is converted inside, anything else as a whole.
+        bind_constants: let-bind constants too, as Relay's pass does (the pass sets it).
 
     Returns:
         The converted expression.
     """
     counter = itertools.count()
+    atoms = _STRICT_ATOMS if bind_constants else _ATOMS
     if isinstance(expr, E.Function):
-        return _to_anf_function(expr, counter)
-    return _run(_Converter(counter), expr)
+        return _to_anf_function(expr, counter, atoms)
+    return _run(_Converter(counter, atoms), expr)
 
 
 @dataclass(frozen=True)
 class ToANormalForm(ModulePass):
-    """Convert every function of the module to A-normal form."""
+    """Convert every function of the module to A-normal form.
 
+    Args:
+        bind_constants: let-bind constants as Relay does (irlib's own passes turn it off).
+    """
+
+    bind_constants: bool = True
     name: ClassVar[str] = "ToANormalForm"
     opt_level: ClassVar[int] = 1
 
     def transform_module(self, mod: IRModule, ctx=None) -> IRModule:
         """The module in A-normal form."""
         counter = itertools.count()
-        return map_functions(mod, lambda f: _to_anf_function(f, counter))
+        atoms = _STRICT_ATOMS if self.bind_constants else _ATOMS
+        return map_functions(mod, lambda f: _to_anf_function(f, counter, atoms))

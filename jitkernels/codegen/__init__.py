@@ -31,7 +31,7 @@ import tempfile
 import numpy as np
 
 from irlib.ir import expr as E
-from irlib.ir.types import TensorType
+from irlib.ir.types import TensorType, TupleType
 
 from .generator import Unsupported, generate
 from .scalar_ops import FLOAT_DTYPES, supported
@@ -97,47 +97,40 @@ def _nodes(body) -> list:
     return order
 
 
-def _dtype_ok(node) -> bool:
-    ty = node._checked_type
-    if isinstance(ty, TensorType):
-        return ty.dtype in FLOAT_DTYPES or ty.dtype == "bool"
-    return isinstance(node, E.Tuple)
+def _is_float_tensor(ty) -> bool:
+    return isinstance(ty, TensorType) and ty.dtype in FLOAT_DTYPES
 
 
 class FusedKernel:
-    """A compiled group as a destination-passing callable ``fn(*inputs, out)``.
+    """A compiled group as a destination-passing callable ``fn(*inputs, *outputs)``.
 
     Attributes:
         source: the generated source.
         reference_ops: ops of the group that run on their numpy reference (the anchor,
             when it has no kernel).
         anchor_op: the anchor's op name, or None.
+        direct: the jitted function itself when the graph can call it as is (no anchor
+            to run first, no rank-0 array to adapt), else None.
     """
 
-    def __init__(self, jit_fn, source: str, num_params: int, scalar_params, anchor=None):
+    def __init__(self, jit_fn, source: str, num_inputs: int, scalar_slots, anchor=None):
         self.jit_fn = jit_fn
         self.source = source
-        # The graph can call the jitted function directly when no argument needs adapting.
-        self.direct = jit_fn if anchor is None and not scalar_params else None
-        self.num_params = num_params
-        self.scalar_params = frozenset(scalar_params)
-        self.anchor_op = None
-        self.anchor = anchor            # (fn, [param index or constant array], attrs, name)
-        if anchor:
-            self.anchor_op = anchor[3]
+        self.num_inputs = num_inputs
+        self.scalar_slots = frozenset(scalar_slots)
+        self.anchor = anchor            # (fn, [input slot or constant array], attrs, name, ref)
+        self.anchor_op = anchor[3] if anchor else None
         self.reference_ops = [anchor[3]] if anchor and anchor[4] else []
+        self.direct = jit_fn if anchor is None and not self.scalar_slots else None
 
     def __call__(self, *arrays):
-        count = self.num_params
-        args = [a.reshape(1) if i in self.scalar_params else a
-                for i, a in enumerate(arrays[:count])]
+        count = self.num_inputs
+        args = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
         if self.anchor is not None:
             fn, operands, attrs, _, _ = self.anchor
             values = [arrays[o] if isinstance(o, int) else o for o in operands]
-            result = fn(*values, **attrs)[0]
-            args.append(np.ascontiguousarray(result))
-        out = arrays[count]
-        self.jit_fn(*args, out.reshape(1) if out.ndim == 0 else out)
+            args.insert(count, np.ascontiguousarray(fn(*values, **attrs)[0]))
+        self.jit_fn(*args)
 
 
 def _anchor_kernel(op_name: str):
@@ -148,6 +141,86 @@ def _anchor_kernel(op_name: str):
     except ImportError:
         kernel = None
     return (kernel, False) if kernel is not None else (get_def(op_name).impl, True)
+
+
+class _Group:
+    """What the generator needs to know about a group, or why it cannot take it."""
+
+    def __init__(self, func: E.Function):
+        self.inputs: dict = {}          # node -> argument name
+        self.arg_names: list = []
+        self.scalar_slots: list = []
+        self.slot_of: dict = {}         # tensor input node -> flat input position
+        leaves: dict = {}               # (tuple param, path) -> leaf name
+        for param in func.params:
+            stack = [(param._checked_type, ())]
+            while stack:
+                ty, path = stack.pop()
+                if isinstance(ty, TupleType):
+                    stack.extend((f, path + (i,)) for i, f in reversed(list(enumerate(ty.fields))))
+                    continue
+                if not _is_float_tensor(ty):
+                    raise Unsupported(f"input of type {ty}")
+                name = f"a{len(self.arg_names)}"
+                if len(ty.shape) == 0:
+                    self.scalar_slots.append(len(self.arg_names))
+                self.arg_names.append(name)
+                if path:
+                    leaves[(param, path)] = name
+                else:
+                    self.inputs[param] = name
+                    self.slot_of[param] = len(self.arg_names) - 1
+        self.nodes = _nodes(func.body)
+        params = set(func.params)
+        self.anchors = []
+        for node in self.nodes:
+            if node in params:
+                continue
+            if isinstance(node, E.TupleGetItem):
+                root, path = node, ()
+                while isinstance(root, E.TupleGetItem):
+                    root, path = root.tuple_value, (root.index,) + path
+                if root in params:
+                    if (root, path) not in leaves:
+                        raise Unsupported("a sub-tuple of a tuple input")
+                    self.inputs[node] = leaves[(root, path)]
+                    self.slot_of[node] = self.arg_names.index(leaves[(root, path)])
+                continue
+            ty = node._checked_type
+            if isinstance(node, E.Call):
+                if not isinstance(node.op, E.Op):
+                    raise Unsupported("call of a non-op")
+                if not (supported(node.op.name) or node.op.name == "split"):
+                    self.anchors.append(node)
+                if isinstance(ty, TensorType) and ty.dtype not in FLOAT_DTYPES \
+                        and ty.dtype != "bool":
+                    raise Unsupported(f"dtype {ty.dtype}")
+            elif isinstance(node, E.Constant):
+                if node.data.numpy().dtype.name not in FLOAT_DTYPES | {"bool"}:
+                    raise Unsupported("non-float constant")
+        for node in self.nodes:             # tuple params may only be projected
+            if isinstance(node, (E.Call, E.Tuple)):
+                operands = node.args if isinstance(node, E.Call) else node.fields
+                if any(o in params and o not in self.inputs for o in operands):
+                    raise Unsupported("a tuple input used whole")
+        self.outputs = self._outputs(func.body)
+
+    @staticmethod
+    def _outputs(body) -> list:
+        ty = body._checked_type
+        if isinstance(ty, TensorType):
+            return [body]
+        if isinstance(body, E.Tuple):
+            fields = list(body.fields)
+        else:
+            fields = []
+            for i, field_type in enumerate(ty.fields):
+                item = E.TupleGetItem(body, i)
+                item.with_type(field_type)
+                fields.append(item)
+        if not all(isinstance(f._checked_type, TensorType) for f in fields):
+            raise Unsupported("nested tuple result")
+        return fields
 
 
 def compile_primitive(func: E.Function):
@@ -164,41 +237,28 @@ def compile_primitive(func: E.Function):
         import numba  # noqa: F401
     except ImportError:
         return None
-    if not isinstance(func.body._checked_type, TensorType):
+    try:
+        group = _Group(func)
+    except Unsupported:
         return None
-    nodes = _nodes(func.body)
-    params = set(func.params)
-    anchors = []
-    for node in nodes:
-        if not _dtype_ok(node) and node not in params:
-            return None
-        if isinstance(node, E.Call):
-            if not isinstance(node.op, E.Op):
-                return None
-            if not supported(node.op.name):
-                anchors.append(node)
-        elif isinstance(node, E.TupleGetItem):
-            return None
-        elif isinstance(node, E.Tuple) and not _only_concatenated(node, nodes):
-            return None
-    if any(p._checked_type is None or not isinstance(p._checked_type, TensorType)
-           or p._checked_type.dtype not in FLOAT_DTYPES for p in func.params):
+    if not any(isinstance(n, E.Call) for n in group.nodes):
         return None
-    anchor, anchor_source = None, None
-    if anchors:
-        if len(anchors) > 1 or anchors[0] is func.body:
+    anchor, anchor_source, arg_names = None, None, list(group.arg_names)
+    inputs = dict(group.inputs)
+    if group.anchors:
+        node = group.anchors[0]
+        if len(group.anchors) > 1 or node in group.outputs \
+                or not isinstance(node._checked_type, TensorType):
             return None
-        node = anchors[0]
         operands = []
         for arg in node.args:
-            if arg in params:
-                operands.append(func.params.index(arg))
+            if arg in group.slot_of:
+                operands.append(group.slot_of[arg])
             elif isinstance(arg, E.Constant):
                 operands.append(arg.data.numpy())
             else:
                 return None
-        if not isinstance(node._checked_type, TensorType):
-            return None
+        inputs[node] = "anchor"
         anchor_source = _inline_anchor(node, operands)
         if anchor_source is None:
             fn, is_reference = _anchor_kernel(node.op.name)
@@ -206,17 +266,17 @@ def compile_primitive(func: E.Function):
                 return None
             attrs = dict(node.attrs) if node.attrs is not None else {}
             anchor = (fn, operands, attrs, node.op.name, is_reference)
-    if not anchors and all(not isinstance(n, E.Call) for n in nodes):
-        return None
+            arg_names.append("anchor")
     try:
-        source, _ = generate(func, anchors[0] if anchors else None, anchor_source)
+        source = generate(arg_names, inputs, group.outputs, anchor_source)
     except Unsupported:
         return None
-    jit_fn = _load(source)
-    scalars = [i for i, p in enumerate(func.params) if len(p._checked_type.shape) == 0]
-    kernel = FusedKernel(jit_fn, source, len(func.params), scalars, anchor)
+    kernel = FusedKernel(_load(source), source, len(group.arg_names), group.scalar_slots,
+                         anchor)
     if anchor_source is not None:
-        kernel.anchor_op = anchors[0].op.name
+        kernel.anchor_op = group.anchors[0].op.name
+    if any(len(o._checked_type.shape) == 0 for o in group.outputs):
+        kernel.direct = None            # a rank-0 output is passed as shape (1,)
     return kernel
 
 
@@ -229,9 +289,3 @@ def _inline_anchor(node, operands):
     if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1:
         return None
     return f"np.dot(a{operands[0]}, a{operands[1]}.T)"
-
-
-def _only_concatenated(tuple_node, nodes) -> bool:
-    users = [n for n in nodes if isinstance(n, E.Call) and tuple_node in n.args]
-    return bool(users) and all(isinstance(u.op, E.Op) and u.op.name == "concatenate"
-                               for u in users)

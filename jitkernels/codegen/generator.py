@@ -105,9 +105,13 @@ class _Emitter:
         """``(operand node, operand index)`` pairs ``node`` reads at ``index``."""
         if node in self.inputs or isinstance(node, E.Constant):
             return []
+        if isinstance(node, E.TupleGetItem):
+            return [self.split_operand(node, index)]
         if not isinstance(node, E.Call) or not isinstance(node.op, E.Op):
             raise Unsupported(f"{type(node).__name__} in a fused group")
         name, args, attrs = node.op.name, node.args, node.attrs
+        if name in ("zeros", "ones", "zeros_like", "ones_like"):
+            return []
         if name in UNARY or name in ("clip", "nn.leaky_relu", "cast"):
             return [(args[0], index)]
         if name in BINARY or name == "where":
@@ -132,6 +136,28 @@ class _Emitter:
         if name == "concatenate":
             return self.concat_operands(node, index)
         raise Unsupported(f"op {name}")
+
+    def split_operand(self, node, index: list) -> tuple:
+        """``split(x)[i]`` reads ``x`` shifted by the start of section ``i``; ``(a, b).i``
+        reads the field."""
+        call = node.tuple_value
+        if isinstance(call, E.Tuple):
+            return (call.fields[node.index], index)
+        if not (isinstance(call, E.Call) and isinstance(call.op, E.Op)
+                and call.op.name == "split"):
+            raise Unsupported("projection of a tuple inside a group")
+        data = call.args[0]
+        axis = call.attrs["axis"] % len(index)
+        size = _shape(data)[axis]
+        sections = call.attrs["indices_or_sections"]
+        if isinstance(sections, int):
+            starts = [k * (size // sections) for k in range(sections)]
+        else:
+            starts = [0] + [int(b) for b in sections]
+        shifted = list(index)
+        if starts[node.index]:
+            shifted[axis] = f"({index[axis]} + {starts[node.index]})"
+        return (data, shifted)
 
     def reshape_index(self, index: list, out_shape: tuple, in_shape: tuple) -> list:
         kept_out = [(i, d) for i, d in zip(index, out_shape) if d != 1]
@@ -170,8 +196,12 @@ class _Emitter:
             if data.size != 1:
                 raise Unsupported("non-scalar constant inside a group")
             return literal(data.reshape(-1)[0], data.dtype.name)
+        if isinstance(node, E.TupleGetItem):
+            return values[0]
         name, attrs = node.op.name, node.attrs
         dtype = _dtype(node)
+        if name in ("zeros", "ones", "zeros_like", "ones_like"):
+            return literal(1.0 if name.startswith("ones") else 0.0, dtype)
         if name in UNARY:
             text = UNARY[name].format(*values)
             if name == "nn.relu":
@@ -206,44 +236,40 @@ class _Emitter:
         return self.new_local(text)
 
 
-def generate(func: E.Function, anchor=None, anchor_source: str | None = None) -> tuple:
-    """Source of the fused kernel of ``func``.
+def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None) -> str:
+    """Source of a fused kernel.
 
     Args:
-        func: the typed primitive function (single tensor output).
-        anchor: the anchor call node (read from an extra input placed after the params), or
-            None.
-        anchor_source: an expression over the params computing the anchor inside the
-            kernel (e.g. ``np.dot(a0, a1.T)`` for ``nn.dense``); then no extra input.
+        arg_names: the generated function's input argument names, in calling order.
+        inputs: node -> argument name: the group's tensor inputs (params, projections of
+            tuple params, and the anchor when it is read from an input).
+        outputs: the nodes whose values are written to ``out0``, ``out1``, ... (one loop
+            nest each).
+        anchor_source: a statement body ``anchor = <expr>`` computed first (e.g.
+            ``np.dot(a0, a1.T)`` for ``nn.dense``), or None.
 
     Returns:
-        ``(source, function_name)``. The generated function takes the params (rank 0 passed
-        as shape (1,)), then the anchor's result if any, then the output array.
+        The source of a module defining ``kernel(*arg_names, out0, ...)``. Rank-0 arrays
+        are passed as shape (1,).
 
     Raises:
         Unsupported: if the group has an op or a dtype the generator does not handle.
     """
-    out_shape = _shape(func.body)
-    inputs = {p: f"a{i}" for i, p in enumerate(func.params)}
-    for param in func.params:
-        _shape(param)
-    names = [inputs[p] for p in func.params]
-    if anchor is not None:
-        inputs[anchor] = "anchor"
-        if anchor_source is None:
-            names.append("anchor")
-    emitter = _Emitter(inputs, _dtype(func.body))
-    index = [f"i{k}" for k in range(len(out_shape))]
-    result = emitter.value(func.body, index)
-    body = emitter.lines + [f"out[{', '.join(index) or '0'}] = {result}"]
+    out_names = [f"out{k}" for k in range(len(outputs))]
     lines = ["import math", "import numpy as np", "from numba import njit", "", "",
              "@njit(cache=True, fastmath=False)",
-             f"def kernel({', '.join(names + ['out'])}):"]
+             f"def kernel({', '.join(list(arg_names) + out_names)}):"]
     if anchor_source is not None:
         lines.append(f"    anchor = {anchor_source}")
-    depth = 1
-    for k, dim in enumerate(out_shape):
-        lines.append("    " * depth + f"for i{k} in range({dim}):")
-        depth += 1
-    lines += ["    " * depth + line for line in body]
-    return "\n".join(lines) + "\n", "kernel"
+    for out_name, node in zip(out_names, outputs):
+        out_shape = _shape(node)
+        emitter = _Emitter(inputs, _dtype(node))
+        index = [f"i{k}" for k in range(len(out_shape))]
+        result = emitter.value(node, index)
+        body = emitter.lines + [f"{out_name}[{', '.join(index) or '0'}] = {result}"]
+        depth = 1
+        for k, dim in enumerate(out_shape):
+            lines.append("    " * depth + f"for i{k} in range({dim}):")
+            depth += 1
+        lines += ["    " * depth + line for line in body]
+    return "\n".join(lines) + "\n"

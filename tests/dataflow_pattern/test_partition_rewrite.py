@@ -12,7 +12,7 @@ from irlib.dataflow_pattern import (DFPatternCallback, is_constant, is_op, parti
 from irlib.errors import IRError
 from irlib.ir import expr as E
 from irlib.ir.functor import post_order
-from irlib.ir.structural import assert_structural_equal, structural_equal
+from irlib.ir.structural import assert_structural_equal
 from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 

@@ -116,3 +116,26 @@ def test_generated_source_is_cached_on_disk(tmp_path, monkeypatch):
     assert any(f.startswith("k_") and f.endswith(".py") for f in files)
     assert "3.25" in fa.source
     assert codegen.cache_dir().startswith(str(tmp_path))
+
+
+def test_split_projections_and_tuple_results():
+    x = var("x", shape=(2, 6))
+    parts = irlib.split(x, indices_or_sections=3, axis=1)
+    body = irlib.Tuple([irlib.sigmoid(parts[0]), irlib.multiply(parts[1], parts[2])])
+    xv = _rand(2, 6)
+    mod = irlib.IRModule.from_expr(irlib.Function([x], body))
+    gmod, factory = graph_module(mod, "cpu")
+    gmod.run(x=xv)
+    got = outputs(gmod)
+    np.testing.assert_allclose(got[0], 1 / (1 + np.exp(-xv[:, :2])), rtol=1e-5)
+    np.testing.assert_allclose(got[1], xv[:, 2:4] * xv[:, 4:], rtol=1e-6)
+    assert "codegen" in factory.report["functions"].values()
+
+
+def test_zoo_lstm_groups_all_generated():
+    import zoo
+    mod, params = zoo.lstm.get_workload(3, 4, batch_size=2)
+    factory = interp.build(mod, "cpu", params)
+    hows = set(factory.report["functions"].values())
+    assert hows <= {"codegen", "kernels"}, factory.report
+    assert factory.report["reference_ops"] == []

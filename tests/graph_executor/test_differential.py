@@ -95,3 +95,23 @@ def test_zoo_model_matches_interpreter(name):
         gmod.run()
         for got, want in zip(outputs(gmod), expected):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(program=irst.programs(), data=st.data())
+def test_create_executor_graph_on_general_programs(program, data):
+    # Dataflow mains run on the graph executor; the rest fall back to the interpreter.
+    inputs = data.draw(program.inputs_strategy())
+    expected = flatten(program.reference(inputs))
+    ex = interp.create_executor("graph", program.module())
+    result = ex.evaluate()(*program.input_list(inputs))
+    actual = flatten(result.numpy() if hasattr(result, "numpy") else
+                     _to_numpy(result))
+    for got, want in zip(actual, expected):
+        np.testing.assert_allclose(got, want, **_tolerance(str(want.dtype)))
+
+
+def _to_numpy(value):
+    if isinstance(value, tuple):
+        return tuple(_to_numpy(v) for v in value)
+    return value.numpy()

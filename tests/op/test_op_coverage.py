@@ -23,9 +23,11 @@ TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_referenc
                     "argwhere"}  # test_op_new_tensor.test_argwhere_matches_onnx_nonzero
 
 
-# dyn.* ops (irlib/op/dyn.py, Relay's dynamic-shape namespace) were added with the ONNX
-# frontend and are tested alongside it (tests/frontend/onnx), not in these tables.
-FRONTEND_OPS_PREFIX = "dyn."
+# dyn.* ops (irlib/op/dyn.py, Relay's dynamic-shape namespace) and onnx.* ops
+# (irlib/op/onnx_extra_ops.py, onnx_misc_ops.py) were added with the ONNX frontend and are
+# tested alongside it (tests/frontend/onnx, tests/op/test_onnx_extra_ops.py), not in these
+# tables.
+FRONTEND_OPS_PREFIX = ("dyn.", "onnx.")  # tuples work with str.startswith
 
 
 def library_ops():

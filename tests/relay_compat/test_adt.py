@@ -335,6 +335,8 @@ def test_legacy_prelude_aliases():
     assert prelude.cons is cons and prelude.nil is nil and prelude.l is rlist
     assert prelude.some is some and prelude.none is none and prelude.optional is optional
     assert prelude.tree is tree and prelude.rose is rose
+    assert prelude.nat is nat and prelude.z is z and prelude.s is s
+    assert prelude.double is double and prelude.add is add
     assert prelude.mod.get_constructor(cons.tag) is cons
     assert len({c.tag for c in (cons, nil, some, none, rose, z, s)}) == 7
 

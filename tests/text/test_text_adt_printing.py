@@ -155,7 +155,7 @@ def test_patterns_print_standalone():
     assert str(PatternTuple([PatternVar(var("a"))])) == "(%a,)"
     assert str(PatternTuple([])) == "()"
     assert str(PatternConstructor(nil)) == "Nil"
-    assert irlib.astext(PatternWildcard()) == '#[version = "0.0.5"]\n_\n'
+    assert irlib.astext(PatternWildcard()) == '#[version = "0.0.5"]\n_'
 
 
 def test_clause_prints_pattern_and_body():
@@ -183,7 +183,7 @@ def test_clause_prints_pattern_and_body():
 ])
 def test_types_print_their_syntax(ty, text):
     assert irlib.pretty_print(ty) == text
-    assert irlib.astext(ty) == '#[version = "0.0.5"]\n' + text + "\n"
+    assert irlib.astext(ty) == '#[version = "0.0.5"]\n' + text
 
 
 def test_type_data_prints_definition():

@@ -98,7 +98,7 @@ def test_custom_annotation_replaces_type_comments():
     check(text, '#[version = "0.0.5"]\n'
                 "free_var %x: Tensor[(10), float32];\n"
                 "%0 = add(%x, 1f) /* call */;\n"
-                "nn.relu(%0) /* call */\n")
+                "nn.relu(%0) /* call */")
 
 
 def test_custom_annotation_cannot_close_the_comment_early():
@@ -106,7 +106,7 @@ def test_custom_annotation_cannot_close_the_comment_early():
     text = irlib.pretty_print(irlib.exp(x))
     assert text == "free_var %x;\nexp(%x)"
     noted = irlib.astext(irlib.exp(x), annotate=lambda node: "a */ b")
-    assert noted.endswith("exp(%x) /* a * / b */\n")
+    assert noted.endswith("exp(%x) /* a * / b */")
 
 
 def test_every_binding_carries_its_type_after_infer_type():

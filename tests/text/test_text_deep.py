@@ -30,7 +30,7 @@ def test_call_chain_100k():
     expected += [f"%{k} = exp(%{k - 1});" for k in range(1, N - 1)]
     expected.append(f"exp(%{N - 2})")
     text = irlib.astext(expr)
-    assert text == '#[version = "0.0.5"]\n' + "\n".join(expected) + "\n"
+    assert text == '#[version = "0.0.5"]\n' + "\n".join(expected)
 
 
 def test_constructor_value_100k():

@@ -21,13 +21,13 @@ def test_nested_call_is_bound_and_root_is_inline():
                      "nn.relu(%0)")
 
 
-def test_astext_adds_header_and_final_newline():
+def test_astext_adds_header_and_no_final_newline():
     x = var("x", shape=(10,))
     expr = irlib.nn.relu(irlib.add(x, const(1.0)))
     check(irlib.astext(expr), '#[version = "0.0.5"]\n'
                               "free_var %x: Tensor[(10), float32];\n"
                               "%0 = add(%x, 1f);\n"
-                              "nn.relu(%0)\n")
+                              "nn.relu(%0)")
     assert expr.astext() == irlib.astext(expr)
 
 

@@ -150,4 +150,4 @@ def test_random_programs_print_with_valid_scoping(expr):
     text = irlib.pretty_print(expr)
     graph_defs = check_scopes(text)
     assert len(graph_defs) == expected_binding_count(expr), text
-    assert irlib.astext(expr) == '#[version = "0.0.5"]\n' + text + "\n"
+    assert irlib.astext(expr) == '#[version = "0.0.5"]\n' + text

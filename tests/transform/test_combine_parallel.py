@@ -96,3 +96,52 @@ def test_combining_preserves_meaning(widths, to_batch):
     mod, inputs = conv_branches(widths)
     out = CombineParallelConv2D(min_num_branches=2)(mod)
     assert_close(run(out, inputs), run(mod, inputs))
+
+
+def test_conv2d_following_elementwise_ops_are_merged():
+    x = var("x", shape=(1, 3, 6, 6), dtype="float64")
+    widths = [2, 3, 4]
+    ws = [var(f"w{i}", shape=(c, 3, 3, 3), dtype="float64") for i, c in enumerate(widths)]
+    bs = [var(f"b{i}", shape=(c, 1, 1), dtype="float64") for i, c in enumerate(widths)]
+    scale = E.Constant(np.array(0.5))
+    outs = [irlib.nn.relu(irlib.multiply(irlib.add(irlib.nn.conv2d(x, w, padding=(1, 1)), b),
+                                         scale)) for w, b in zip(ws, bs)]
+    outs[2] = irlib.exp(outs[2])                    # a branch-specific tail stays outside
+    params = [x] + ws + bs
+    mod = IRModule.from_expr(Function(params, E.Tuple(tuple(outs))))
+    out = CombineParallelConv2D()(mod)
+    counts = count_ops(out)
+    assert counts["nn.conv2d"] == 1 and counts["add"] == 1 and counts["multiply"] == 1
+    assert counts["nn.relu"] == 1 and counts["exp"] == 1 and counts["strided_slice"] == 3
+    inputs = [RNG.standard_normal(p.type_annotation.shape) for p in params]
+    assert_close(run(out, inputs), run(mod, inputs))
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(widths=st.lists(st.integers(1, 4), min_size=2, max_size=4),
+       follow=st.lists(st.sampled_from(["relu", "bias", "scale", "shared"]), max_size=4),
+       seed=st.integers(0, 999))
+def test_combining_with_followers_preserves_meaning(widths, follow, seed):
+    rng = np.random.default_rng(seed)
+    x = var("x", shape=(1, 3, 5, 5), dtype="float64")
+    shared = E.Constant(rng.standard_normal((1, 1, 1)))
+    params, outs = [x], []
+    for i, c in enumerate(widths):
+        w = var(f"w{i}", shape=(c, 3, 3, 3), dtype="float64")
+        params.append(w)
+        y = irlib.nn.conv2d(x, w, padding=(1, 1))
+        for k, kind in enumerate(follow):
+            if kind == "relu":
+                y = irlib.nn.relu(y)
+            elif kind == "bias":
+                y = irlib.add(y, E.Constant(rng.standard_normal((c, 1, 1))))
+            elif kind == "scale":
+                y = irlib.multiply(E.Constant(np.array(1.5)), y)
+            else:
+                y = irlib.subtract(y, shared)
+        outs.append(y)
+    mod = IRModule.from_expr(Function(params, E.Tuple(tuple(outs))))
+    out = CombineParallelConv2D(min_num_branches=2)(mod)
+    assert count_ops(out)["nn.conv2d"] == 1
+    inputs = [rng.standard_normal(p.type_annotation.shape) for p in params]
+    assert_close(run(out, inputs), run(mod, inputs))

@@ -8,7 +8,7 @@ import irlib
 from irlib import Function, IRModule, var
 from irlib.ir.expr import Constant as const
 from irlib.testing.budget import examples
-from irlib.transform import (BackwardFoldScaleAxis, FoldConstant, FoldScaleAxis,
+from irlib.transform import (BackwardFoldScaleAxis, FoldScaleAxis,
                              ForwardFoldScaleAxis, PassContext)
 
 from _graph_opt_helpers import assert_close, op_names, run

@@ -14,7 +14,6 @@ from irlib.ir.structural import assert_structural_equal
 from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.transform import FuseOps, PassContext
-from irlib.transform.fuse_ops import fuse_expr
 
 
 def fused(expr, **kwargs):
@@ -230,3 +229,40 @@ def test_fusion_preserves_meaning_with_control_flow(program, data):
     assert_close(run(mod, args), program.reference(inputs))
     again = FuseOps()(mod)
     assert_structural_equal(again, mod, map_free_vars=True)
+
+
+def test_golden_text_conv_chain():
+    before = irlib.parse("""#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(16, 16, 3, 3), float32],
+          %w2: Tensor[(16, 16, 1, 1), float32]) {
+  %0 = add(%x, 1f);
+  %1 = nn.conv2d(%0, %w1, padding=[1, 1, 1, 1], channels=16, kernel_size=[3, 3]);
+  %2 = add(%1, 1f);
+  %3 = nn.relu(%2);
+  %4 = nn.conv2d(%3, %w2, padding=[0, 0, 0, 0], channels=16, kernel_size=[1, 1]);
+  add(%4, %3)
+}""")
+    expected = irlib.parse("""#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(16, 16, 3, 3), float32],
+          %w2: Tensor[(16, 16, 1, 1), float32]) {
+  %0 = fn (%p0: Tensor[(1, 16, 8, 8), float32], Primitive=1) {
+    add(%p0, 1f)
+  };
+  %1 = %0(%x);
+  %2 = fn (%p01: Tensor[(1, 16, 8, 8), float32], %p1: Tensor[(16, 16, 3, 3), float32],
+           Primitive=1) {
+    %5 = nn.conv2d(%p01, %p1, padding=[1, 1, 1, 1], channels=16, kernel_size=[3, 3]);
+    %6 = add(%5, 1f);
+    nn.relu(%6)
+  };
+  %3 = %2(%1, %w1);
+  %4 = fn (%p02: Tensor[(1, 16, 8, 8), float32], %p11: Tensor[(16, 16, 1, 1), float32],
+           Primitive=1) {
+    %7 = nn.conv2d(%p02, %p11, padding=[0, 0, 0, 0], channels=16, kernel_size=[1, 1]);
+    add(%7, %p02)
+  };
+  %4(%3, %w2)
+}""")
+    out = FuseOps()(before)
+    assert_structural_equal(out["main"], irlib.transform.InferType()(expected)["main"],
+                            map_free_vars=True)

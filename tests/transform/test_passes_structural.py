@@ -106,8 +106,8 @@ def test_fold_constant_let_if_projection_and_shape_of():
     body = Let(a, const(2.0) * const(3.0),
                irlib.If(const(True), Tuple([x * a, const(1.0)]), Tuple([x, const(0.0)])))
     out = FoldConstant()(Function([x], TupleGetItem(body, 0)))
-    check(out, Function([x], TupleGetItem(Tuple([x * const(6.0), const(1.0)]), 0)),
-          lambda e: e)
+    # Relay projects a tuple literal even when it is not all constants
+    check(out, Function([x], x * const(6.0)), lambda e: e)
     folded = FoldConstant()(Function([x], TupleGetItem(Tuple([const(1.0), const(2.0)]), 1)))
     assert float(folded.body.data.numpy()) == 2.0
     shape = FoldConstant()(Function([x], irlib.shape_of(x)))
