@@ -34,8 +34,9 @@ from .sorting import __all__ as _sorting_all
 from .shape_ops import *  # noqa: F401,F403
 from .shape_ops import __all__ as _shape_ops_all
 from . import annotation, image  # noqa: F401  (irlib.annotation.*, irlib.image.*)
+from .device_copy import device_copy  # noqa: F401
 
 __all__ = (list(_tensor_all) + list(_elemwise_all) + list(_reduce_all) + list(_transform_all)
            + list(_indexing_all) + list(_construct_all)
            + list(_layout_all) + list(_gather_all) + list(_sorting_all) + list(_shape_ops_all)
-           + ["annotation", "image"])
+           + ["annotation", "image", "device_copy"])

@@ -19,6 +19,7 @@ from . import nn_space  # noqa: F401
 from . import annotation  # noqa: F401
 from . import arg_type_inference  # noqa: F401
 from . import dyn  # noqa: F401  (dynamic-shape ops, added for the ONNX frontend)
+from . import device_copy  # noqa: F401  (device_copy, for RewriteAnnotatedOps)
 
 
 def _name_relation_errors() -> None:

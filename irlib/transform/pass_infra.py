@@ -351,7 +351,7 @@ class Sequential(Pass):
         TypeError: if ``passes`` is not a list or tuple.
     """
 
-    def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
+    def __init__(self, passes=None, opt_level=2, name="sequential", required=None):
         passes = [] if passes is None else passes
         if not isinstance(passes, (list, tuple)):
             raise TypeError(f"Sequential expects a list or tuple of passes, got "

@@ -1,21 +1,20 @@
 """RewriteAnnotatedOps: turn ``on_device`` annotations into device copies (Relay ≤0.8's
-``RewriteAnnotatedOps(fallback_device)``).
+``RewriteAnnotatedOps(fallback_device)``, following the legacy v0.7 rules).
 
-Each op call runs on the device of the ``on_device`` annotation wrapping it, else on
-``fallback_device`` (a device type number, 1 = cpu, 2 = cuda, or a name). Wherever a value
-computed on one device is consumed by an op call on another, a
-``device_copy(value, src_device, dst_device)`` is inserted (one per consumer); the
-annotations themselves are removed. Variables and constants live anywhere and are never
-copied.
-
-irlib's operator library has no ``device_copy`` op yet: a program that needs a copy raises
-an :class:`~irlib.errors.IRError` naming the edge; one that needs none is simply
-un-annotated.
+Every expression is placed on a device: the device of an ``on_device`` annotation wrapping
+it (a projection ``t.i`` of an annotated tuple inherits the tuple's device), else
+``fallback_device`` (a device type code, 1 = cpu, 2 = cuda, a name or a Device). Each
+*consumer* -- a call (its arguments), a tuple (its fields), a projection (its tuple), a let
+(its value and body) or an if (its condition and branches) -- receives every input that was
+placed elsewhere through its own ``device_copy(value, src, dst)``; one copy per consumer,
+never shared. Unannotated variables and constants live anywhere and are never copied. The
+annotations themselves are removed (including those on the leaves of a tuple result), and
+the function's own result stays where it was computed.
 
 Before/after (fallback cpu)::
 
     subtract(on_device(add(%x, %y), virtual_device="cuda"), %z)
-    subtract(device_copy(add(%x, %y), "cuda", "cpu"), %z)
+    subtract(device_copy(add(%x, %y), src_virtual_device="cuda", dst_virtual_device="cpu"), %z)
 """
 
 from __future__ import annotations
@@ -23,61 +22,82 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import IRError, UnknownNameError
+from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import children, post_order, rebuild
-from ..op.registry import make_call
+from ..op.device_copy import device_copy, device_name
 from ._rewrite import map_functions
 from ._typed import op_name
 from .pass_infra import ModulePass
 
-_DEVICE_TYPES = {1: "cpu", 2: "cuda"}
+_LEAVES = (E.Var, E.GlobalVar, E.Constant, E.Op, E.Constructor)
 
 
-def _device_name(device) -> str:
-    if isinstance(device, int):
-        return _DEVICE_TYPES.get(device, str(device))
-    text = str(device)
-    return text.split("(")[0]          # "cuda(0)" -> "cuda"
+def _consumed_positions(node) -> range:
+    """Positions (in :func:`children` order) of the inputs ``node`` consumes on its device."""
+    kind = type(node)
+    if kind is E.Call:
+        return range(1, len(node.args) + 1)   # not the callee
+    if kind is E.Let:
+        return range(1, 3)                     # value and body, not the variable
+    if kind in (E.Tuple, E.TupleGetItem, E.If):
+        return range(len(children(node)))
+    return range(0)
+
+
+def _placements(order) -> dict:
+    """Node -> device name for every annotated node (the ``on_device`` call and its body)."""
+    placed: dict = {}
+    for node in order:
+        if op_name(node) != "on_device":
+            continue
+        device = device_name(node.attrs["virtual_device"])
+        for target in (node, node.args[0]):
+            if placed.setdefault(target, device) != device:
+                raise IRError(f"RewriteAnnotatedOps: an expression is annotated with two "
+                              f"devices, {placed[target]} and {device}")
+    for node in order:
+        if type(node) is E.TupleGetItem and node.tuple_value in placed:
+            placed.setdefault(node, placed[node.tuple_value])
+    return placed
 
 
 def rewrite_annotated_ops(func: E.Function, fallback_device) -> E.Function:
-    """``func`` without ``on_device`` annotations, with device copies on cross-device edges."""
-    fallback = _device_name(fallback_device)
+    """``func`` without ``on_device`` annotations, with device copies on cross-device edges.
+
+    Args:
+        func: the function.
+        fallback_device: the device of unannotated expressions (see :func:`device_name`).
+
+    Returns:
+        The rewritten function (``func`` itself when it has no annotation).
+
+    Raises:
+        IRError: if one expression is annotated with two different devices.
+    """
     order = post_order(func.body)
-    placed = {}
-    for node in order:
-        if op_name(node) == "on_device":
-            placed[node.args[0]] = _device_name(node.attrs["virtual_device"])
-    device, memo = {}, {}
+    placed = _placements(order)
+    if not placed:
+        return func
+    fallback = device_name(fallback_device)
+    memo: dict = {}
     for node in order:
         name = op_name(node)
         if name == "on_device":
             memo[node] = memo[node.args[0]]
-            device[node] = device.get(node.args[0])
             continue
-        if name is None:
-            memo[node] = rebuild(node, tuple(memo[c] for c in children(node)))
-            continue
-        here = placed.get(node, fallback)
-        device[node] = here
-        args = []
-        for arg in node.args:
-            source = device.get(arg)
-            new_arg = memo[arg]
-            if source is not None and source != here:
-                try:
-                    new_arg = make_call("device_copy", (new_arg,),
-                                        {"src_device": source, "dst_device": here})
-                except UnknownNameError as error:
-                    producer = arg
-                    while op_name(producer) == "on_device":
-                        producer = producer.args[0]
-                    raise IRError(f"RewriteAnnotatedOps: {op_name(producer)} on {source} feeds "
-                                  f"{name} on {here}, but the device_copy op is not "
-                                  f"registered") from error
-            args.append(new_arg)
-        memo[node] = node.replace(args=tuple(args))
+        kids = children(node)
+        new_kids = [memo.get(kid, kid) for kid in kids]
+        if name != "device_copy":
+            here = placed.get(node, fallback)
+            for position in _consumed_positions(node):
+                source = kids[position]
+                if isinstance(source, _LEAVES) and source not in placed:
+                    continue
+                there = placed.get(source, fallback)
+                if there != here:
+                    new_kids[position] = device_copy(new_kids[position], there, here)
+        memo[node] = rebuild(node, tuple(new_kids))
     return func.replace(body=memo[func.body])
 
 
@@ -86,7 +106,8 @@ class RewriteAnnotatedOps(ModulePass):
     """Replace ``on_device`` annotations by device copies (see the module docstring).
 
     Args:
-        fallback_device: the device type (or name) of unannotated ops.
+        fallback_device: the device type code (1 = cpu, 2 = cuda), name or Device of
+            unannotated expressions.
     """
 
     fallback_device: object

@@ -13,7 +13,7 @@ import irlib
 import interp
 from irlib import var
 
-from helpers import graph_module, outputs
+from graph_helpers import graph_module, outputs
 
 pytest.importorskip("numba")
 RNG = np.random.default_rng(3)

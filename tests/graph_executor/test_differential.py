@@ -13,7 +13,7 @@ import interp
 import zoo
 from irlib.testing import strategies as irst
 
-from helpers import flatten, graph_module, outputs
+from graph_helpers import flatten, graph_module, outputs
 
 
 def _tolerance(dtype):

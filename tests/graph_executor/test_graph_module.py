@@ -11,7 +11,7 @@ from interp import graph_executor
 from interp.graph_benchmark import BenchmarkResult
 from irlib.errors import IRError, ParamsFormatError, UnknownNameError
 
-from helpers import add_module, graph_module, outputs
+from graph_helpers import add_module, graph_module, outputs
 
 X = np.arange(10, dtype="float32").reshape(1, 10)
 Y = np.full((1, 10), 0.5, dtype="float32")

@@ -95,6 +95,8 @@ SPECS.update({name: identity_op({}) for name in ("annotation.stop_fusion",
 SPECS["on_device"] = identity_op({"virtual_device": "cpu"})
 SPECS["annotation.compiler_begin"] = identity_op({"compiler": "c"})
 SPECS["annotation.compiler_end"] = identity_op({"compiler": "c"})
+SPECS["device_copy"] = identity_op({"src_virtual_device": "cuda",
+                                   "dst_virtual_device": "cpu"})
 
 
 def spec(name):

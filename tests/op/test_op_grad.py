@@ -36,6 +36,7 @@ GRAD_CASES = [
     ("cast", irlib.cast, [rand(2, 3)], {"dtype": "float64"}),
     ("cast_like", irlib.cast_like, [rand(3), rand(1)], {}),
     ("ones_like", irlib.ones_like, [rand(3)], {}),
+    ("device_copy", irlib.device_copy, [rand(2, 3)], {"src_device": 2, "dst_device": 1}),
     ("sum-all", irlib.sum, [rand(2, 3)], {}),
     ("sum-axis", irlib.sum, [rand(2, 3, 4)], {"axis": 1}),
     ("sum-keepdims", irlib.sum, [rand(2, 3, 4)], {"axis": [0, 2], "keepdims": True}),

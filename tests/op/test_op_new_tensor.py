@@ -230,6 +230,7 @@ _IDENTITY_BUILDERS = {
     "annotation.compiler_begin": lambda d: irlib.annotation.compiler_begin(d, "ccompiler"),
     "annotation.compiler_end": lambda d: irlib.annotation.compiler_end(d, "ccompiler"),
     "annotation.checkpoint": irlib.annotation.checkpoint,
+    "device_copy": lambda d: irlib.device_copy(d, "cuda", "cpu"),
 }
 RECORDS += [OpRecord(name, builder, [([rand((2, 3))], {}), ([rand((4,), "int32")], {})],
                      lambda d: d.copy()) for name, builder in _IDENTITY_BUILDERS.items()]
@@ -364,3 +365,14 @@ def test_relation_errors_name_the_op_and_argument(build, needle):
     call = build()
     call = call.astuple() if hasattr(call, "astuple") else call
     assert message.startswith(call.op.name + ":"), message
+
+
+def test_device_copy_attrs_and_gradient_follow_relay():
+    x = irlib.var("x", shape=(2,))
+    call = irlib.device_copy(x, 2, irlib.ndarray.Device("cpu", 0))
+    assert call.attrs.type_key == "relay.attrs.DeviceCopyAttrs"
+    assert (call.attrs["src_virtual_device"], call.attrs["dst_virtual_device"]) == ("cuda", "cpu")
+    assert irlib.device_copy(x, "gpu", "llvm").attrs["src_virtual_device"] == "cuda"
+    back, = irlib.op.get_def("device_copy").grad(call, irlib.var("g", shape=(2,)))
+    assert back.op.name == "device_copy"
+    assert (back.attrs["src_virtual_device"], back.attrs["dst_virtual_device"]) == ("cpu", "cuda")

@@ -240,3 +240,31 @@ def test_to_cps_recursion_via_nat_iterate():
     mod = transform.InferType()(mod)
     out = evaluate(mod.get_global_var("back"), mod)(np.array([1, 2], "float32"))
     np.testing.assert_allclose(out.numpy(), [8, 16])
+
+
+# -- ToBasicBlockNormalForm ----------------------------------------------------------------------
+
+def test_bbnf_binds_only_what_branches_share():
+    func = irlib.parse_expr(f"""fn (%x: {T2}, %c: bool) {{
+      %0 = exp(%x); if (%c) {{ %0 }} else {{ log(%0) }}
+    }}""")
+    assert not irlib.analysis.check_basic_block_normal_form(func)
+    got = transform.ToBasicBlockNormalForm()(func)
+    want = irlib.parse_expr(f"""fn (%x: {T2}, %c: bool) {{
+      let %y = exp(%x); if (%c) {{ %y }} else {{ log(%y) }}
+    }}""")
+    assert_structural_equal(got, want, map_free_vars=True)
+    assert irlib.analysis.check_basic_block_normal_form(got)
+    x, c = np.array([1, 2], "float32"), np.array(False)
+    np.testing.assert_allclose(evaluate(got)(x, c).numpy(), x, rtol=1e-6)
+
+
+def test_bbnf_keeps_sharing_inside_one_block():
+    func = irlib.parse_expr(f"fn (%x: {T2}) {{ %0 = exp(%x); add(%0, %0) }}")
+    got = transform.ToBasicBlockNormalForm()(func)
+    assert_structural_equal(got, func, map_free_vars=True)
+    mod = irlib.parse(V + f"""def @main(%x: {T2}, %c: bool) -> {T2} {{
+      if (%c) {{ %0 = exp(%x); add(%0, %0) }} else {{ %x }}
+    }}""")
+    got = transform.ToBasicBlockNormalForm()(mod)
+    assert irlib.structural_equal(got["main"], mod["main"], map_free_vars=True)

@@ -5,6 +5,7 @@
     mod, params = irlib.frontend.onnx.from_onnx("model.onnx")
     run = interp.create_executor("debug", mod=mod).evaluate()
     out = run(x)
+    model = irlib.frontend.onnx.to_onnx(mod, params)   # and back to ONNX
 
 See docs/onnx.md for the supported ops and what is left out.
 """
@@ -13,7 +14,17 @@ from __future__ import annotations
 
 from .. import ConversionError, ModelFormatError, OpNotImplemented
 
-__all__ = ["from_onnx", "OpNotImplemented", "ModelFormatError", "ConversionError"]
+__all__ = ["from_onnx", "to_onnx", "OpNotImplemented", "ModelFormatError", "ConversionError"]
+
+
+def to_onnx(mod, params=None, opset=17):
+    """Export ``mod["main"]`` (dataflow: vars, constants, op calls, tuples, lets, calls of
+    function literals) as an ``onnx.ModelProto`` checked by ``onnx.checker``.
+
+    See :func:`irlib.frontend.onnx.exporter.to_onnx` (params become initializers).
+    """
+    from .exporter import to_onnx as export
+    return export(mod, params, opset)
 
 
 def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,

@@ -103,14 +103,15 @@ def to_onnx(mod, params=None, opset: int = 17, graph_name: str = "irlib"):
         mod = IRModule.from_expr(mod)
     if opset < 13:
         raise ConversionError("to_onnx targets opset 13 or newer")
-    mod = InferType()(mod)
-    main = mod["main"]
-    nodes = list(post_order(main.body))
-    missing = sorted({n.op.name for n in nodes if isinstance(n, E.Call)
-                      and isinstance(n.op, E.Op) and n.op.name not in _RULES})
+    missing = sorted({n.op.name for n in post_order(mod["main"].body)
+                      if isinstance(n, E.Call) and isinstance(n.op, E.Op)
+                      and n.op.name not in _RULES})
     if missing:
         raise OpNotImplemented(f"{len(missing)} op(s) have no ONNX export rule: "
                                f"{', '.join(missing)}", [("", name, opset) for name in missing])
+    mod = InferType()(mod)
+    main = mod["main"]
+    nodes = list(post_order(main.body))
     graph = _Graph()
     params = {k: (v.numpy() if hasattr(v, "numpy") else np.asarray(v))
               for k, v in (params or {}).items()}

@@ -28,7 +28,8 @@ from .. import ConversionError, ModelFormatError, OpNotImplemented
 from . import registry
 
 # ops whose value differs between runs: never folded.
-_NO_FOLD = frozenset({"nn.dropout"})
+_NO_FOLD = frozenset({"nn.dropout", "onnx.random_uniform_like", "onnx.random_normal_like",
+                      "onnx.bernoulli", "onnx.dropout"})
 
 
 _PLAIN_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",

@@ -34,19 +34,15 @@ def _exact(*names):
 EXPECTED_FAILURES = {
     _exact("adagrad", "adagrad_multiple", "adam", "adam_multiple", "momentum",
            "momentum_multiple", "nesterov_momentum", "batchnorm_epsilon_training_mode",
-           "batchnorm_example_training_mode", "training_dropout", "training_dropout_default",
-           "training_dropout_default_mask", "training_dropout_mask",
-           "training_dropout_zero_ratio", "training_dropout_zero_ratio_mask"):
-        "training-only ops (ai.onnx.preview.training) and training-mode Dropout/"
-        "BatchNormalization are left out (random masks, optimizer state)",
-    _exact("bernoulli", "bernoulli_double", "bernoulli_double_expanded", "bernoulli_expanded",
-           "bernoulli_seed", "bernoulli_seed_expanded"):
-        "random ops are left out: their outputs are random, so the runner cannot compare values",
+           "batchnorm_example_training_mode"):
+        "training-only ops (ai.onnx.preview.training optimizers) and BatchNormalization in "
+        "training mode are left out",
     r"^test_ai_onnx_ml_|^test_tfidfvectorizer_": "ai.onnx.ml ops and TfIdfVectorizer are not "
     "converted",
     r"^test_image_decoder_": "ImageDecoder needs image codecs (not converted)",
-    r"^test_flexattention(_[a-z0-9]+)*(?<!_ver26)$": "ai.onnx.preview.FlexAttention (score/prob-mod subgraphs) is not "
-    "converted (its expanded forms pass)",
+    r"^test_flexattention(_[a-z0-9]+)*(?<!_ver26)$":
+        "ai.onnx.preview.FlexAttention (score/prob-mod subgraphs) is not converted (its "
+        "expanded forms pass)",
     r"^test_affine_grid_": "AffineGrid is not converted; its expanded form builds If branches "
     "of different ranks and a Transpose whose rank depends on them",
     r"^test_(col2im|col2im_5d|col2im_dilations|col2im_pads|col2im_strides|"

@@ -15,3 +15,4 @@ from . import image  # noqa: F401
 from . import misc  # noqa: F401
 from . import loops  # noqa: F401
 from . import sequence  # noqa: F401
+from . import contrib  # noqa: F401

@@ -3,8 +3,9 @@
 ::
 
     let %loop = fn (%i, %cond, %v..., %acc...) {
-      if (%i < %M && %cond) { <body>; %loop(%i + 1, %cond_out, %v_out..., concat(%acc, [%scan_out])) }
-      else { (%v..., %acc...) }
+      if (%i < %M && %cond) {
+        <body>; %loop(%i + 1, %cond_out, %v_out..., concat(%acc, [%scan_out]))
+      } else { (%v..., %acc...) }
     };
     %loop(0i64, %cond0, %v0..., <empty>...)
 

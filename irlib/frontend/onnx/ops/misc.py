@@ -124,3 +124,42 @@ def _center_crop_pad(ctx, inputs, attrs):
     axes = tuple(int(a) for a in attrs.get("axes", ()))
     return ctx.emit("onnx.center_crop_pad", inputs[0], ctx.emit("cast", inputs[1],
                                                                 dtype="int64"), axes=axes)
+
+
+# -- random ops: values are random, so only their shapes and dtypes can be checked ---------------
+
+def _random_dtype(attrs):
+    return onnx_dtype(attrs["dtype"]) if "dtype" in attrs else ""
+
+
+@converter("RandomUniformLike", since=1)
+def _random_uniform_like(ctx, inputs, attrs):
+    return ctx.emit("onnx.random_uniform_like", inputs[0], low=float(attrs.get("low", 0.0)),
+                    high=float(attrs.get("high", 1.0)), dtype=_random_dtype(attrs),
+                    seed=float(attrs.get("seed", -1.0)))
+
+
+@converter("RandomNormalLike", since=1)
+def _random_normal_like(ctx, inputs, attrs):
+    return ctx.emit("onnx.random_normal_like", inputs[0], mean=float(attrs.get("mean", 0.0)),
+                    scale=float(attrs.get("scale", 1.0)), dtype=_random_dtype(attrs),
+                    seed=float(attrs.get("seed", -1.0)))
+
+
+def _random_shaped(kind):
+    def convert(ctx, inputs, attrs):
+        dtype = onnx_dtype(attrs.get("dtype", 1))
+        like = ctx.const(np.zeros([int(d) for d in attrs["shape"]], dtype))
+        return (_random_uniform_like if kind == "uniform" else _random_normal_like)(
+            ctx, [like], dict(attrs, dtype=attrs.get("dtype", 1)))
+    return convert
+
+
+converter("RandomUniform", since=1)(_random_shaped("uniform"))
+converter("RandomNormal", since=1)(_random_shaped("normal"))
+
+
+@converter("Bernoulli", since=15)
+def _bernoulli(ctx, inputs, attrs):
+    return ctx.emit("onnx.bernoulli", inputs[0], dtype=_random_dtype(attrs),
+                    seed=float(attrs.get("seed", -1.0)))

@@ -126,20 +126,45 @@ def _pool(kind: str):
         strides = list(attrs.get("strides", [1] * rank))
         dilations = list(attrs.get("dilations", [1] * rank))
         pads = _auto_pads(ctx, attrs, _spatial(ctx, data), kernel, strides, dilations)
+        ceil = bool(attrs.get("ceil_mode", 0))
         common = dict(pool_size=kernel, strides=strides, padding=pads,
-                      layout=_LAYOUTS[rank][0], ceil_mode=bool(attrs.get("ceil_mode", 0)))
+                      layout=_LAYOUTS[rank][0], ceil_mode=ceil)
         if kind == "max":
             if ctx.num_outputs > 1:
                 unsupported("MaxPool's Indices output is not supported")
             if attrs.get("storage_order", 0):
                 unsupported("MaxPool storage_order=1 is not supported")
-            return ctx.emit(f"nn.max_pool{rank}d", data, dilation=dilations, **common)
-        if kind == "avg":
-            return ctx.emit(f"nn.avg_pool{rank}d", data, dilation=dilations,
-                            count_include_pad=bool(attrs.get("count_include_pad", 0)), **common)
-        return ctx.emit(f"nn.lp_pool{rank}d", data, p=float(attrs.get("p", 2)),
-                        dilation=dilations, **common)
+            result = ctx.emit(f"nn.max_pool{rank}d", data, dilation=dilations, **common)
+        elif kind == "avg":
+            result = ctx.emit(f"nn.avg_pool{rank}d", data, dilation=dilations,
+                              count_include_pad=bool(attrs.get("count_include_pad", 0)),
+                              **common)
+        else:
+            result = ctx.emit(f"nn.lp_pool{rank}d", data, p=float(attrs.get("p", 2)),
+                              dilation=dilations, **common)
+        return _drop_padding_windows(ctx, result, data, kernel, strides, pads, dilations) \
+            if ceil else result
     return convert
+
+
+def _drop_padding_windows(ctx, result, data, kernel, strides, pads, dilations):
+    """ONNX ceil-mode pooling drops a last window that would start in the end padding."""
+    sizes = _spatial(ctx, data)
+    got = ctx.shape(result)[2:]
+    rank = len(kernel)
+    ends = []
+    for i, (size, k, s, d) in enumerate(zip(sizes, kernel, strides, dilations)):
+        if not isinstance(size, (int, np.integer)) or not isinstance(got[i], (int, np.integer)):
+            return result
+        span = int(size) + pads[i] + pads[i + rank] - d * (k - 1) - 1
+        count = -(-span // s) + 1
+        if (count - 1) * s >= int(size) + pads[i]:
+            count -= 1
+        ends.append(min(count, int(got[i])))
+    if list(ends) == [int(g) for g in got]:
+        return result
+    return ctx.emit("strided_slice", result, begin=[0] * rank, end=ends, strides=[1] * rank,
+                    axes=list(range(2, 2 + rank)))
 
 
 converter("MaxPool")(_pool("max"))
@@ -215,7 +240,8 @@ def _dropout(ctx, inputs, attrs):
     if len(inputs) > 2 and inputs[2] is not None:
         training = ctx.const_value(inputs[2])
         if training is None or bool(training):
-            unsupported("Dropout in training mode is not supported (random)")
+            return _training_dropout(ctx, data, inputs[1] if len(inputs) > 1 else None,
+                                     inputs[2], training, attrs)
     outputs = [data]
     if ctx.num_outputs > 1:
         shape = ctx.static_shape(data)
@@ -223,6 +249,24 @@ def _dropout(ctx, inputs, attrs):
             unsupported("Dropout's mask output needs a static shape")
         outputs.append(ctx.const(np.ones(shape, dtype=bool)))
     return outputs
+
+
+def _training_dropout(ctx, data, ratio, flag, training, attrs):
+    """Dropout with a training flag: random masks (``onnx.dropout``) when it is set; a
+    run-time flag selects between that and the identity with an ``If``."""
+    from ....ir import expr as E
+    from ....op import onnx_misc_ops  # noqa: F401  (registers onnx.dropout)
+    if ratio is None:
+        ratio = ctx.const(np.float32(0.5))
+    tup = ctx.emit("onnx.dropout", data, ratio, seed=float(attrs.get("seed", -1.0)))
+    if training is None:
+        shape = ctx.static_shape(data)
+        if shape is None:
+            unsupported("Dropout with a run-time training flag needs a static shape")
+        keep = ctx.make_tuple([data, ctx.const(np.ones(shape, dtype=bool))])
+        cond = flag if ctx.ndim(flag) == 0 else ctx.emit("reshape", flag, newshape=[])
+        tup = ctx.set_type(E.If(cond, tup, keep), ctx.type_of(tup))
+    return [ctx.tuple_get(tup, 0), ctx.tuple_get(tup, 1)][:ctx.num_outputs]
 
 
 @converter("LRN")

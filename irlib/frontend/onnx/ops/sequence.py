@@ -15,7 +15,6 @@ import numpy as np
 from ....ir import expr as E
 from ....ir.dims import Any
 from ....ir.types import FuncType, TensorType, TupleType, TypeCall
-from ..importer import onnx_dtype
 from ..registry import converter
 from .common import constant_ints, normalize_axis, unsupported
 
@@ -260,11 +259,9 @@ def _optional_has_element(ctx, inputs, attrs):
     if not _is_option(ctx, value):
         return ctx.const(np.bool_(True))
     prelude = _prelude(ctx)
-    element = ctx.type_of(value).args[0]
     clauses = (E.Clause(E.PatternConstructor(prelude.some, (E.PatternWildcard(),)),
                         ctx.const(np.bool_(True))),
                E.Clause(E.PatternWildcard(), ctx.const(np.bool_(False))))
-    del element
     return ctx.set_type(E.Match(value, clauses), TensorType((), "bool"))
 
 
@@ -279,5 +276,3 @@ def _optional_get_element(ctx, inputs, attrs):
     clauses = (E.Clause(E.PatternConstructor(prelude.some, (E.PatternVar(bound),)), bound),)
     return ctx.set_type(E.Match(value, clauses, complete=False), element)
 
-
-del onnx_dtype
