@@ -268,3 +268,44 @@ def test_bbnf_keeps_sharing_inside_one_block():
     }}""")
     got = transform.ToBasicBlockNormalForm()(mod)
     assert irlib.structural_equal(got["main"], mod["main"], map_free_vars=True)
+
+
+def test_inline_globalvar_without_args_in_if():
+    got = transform.Inline()(typed("""
+    def @g1(Inline=1) -> int32 { 1 }
+    def @g2(Inline=1) -> int32 { 2 }
+    def @main(%p: bool) -> int32 { (if (%p) { @g1 } else { @g2 })() }"""))
+    assert_mod_equal(got, """
+    def @main(%p: bool) -> int32 {
+      (if (%p) { fn (Inline=1) -> int32 { 1 } } else { fn (Inline=1) -> int32 { 2 } })()
+    }""")
+
+
+def test_cps_then_partial_evaluation_destroys_references():
+    from irlib.ir.functor import post_order
+
+    def infer(func):
+        return transform.InferType()(irlib.IRModule.from_expr(func))["main"]
+
+    def assert_refs_destroyed(func):
+        cps = infer(transform.to_cps(infer(func)))
+        infer(transform.un_cps(cps))
+        mod = transform.Sequential([
+            transform.PartialEvaluate(),
+            transform.DeadCodeElimination(inline_once=True, ignore_impurity=True),
+        ])(irlib.IRModule.from_expr(cps))
+        assert not any(isinstance(n, irlib.RefCreate) for n in post_order(mod["main"]))
+
+    one, two = irlib.const(1.0), irlib.const(2.0)
+    cond = irlib.var("cond", shape=(), dtype="bool")
+    f_ref = irlib.var("f_ref")
+    branch = irlib.If(cond, irlib.RefWrite(f_ref, irlib.Function([], one)),
+                      irlib.RefWrite(f_ref, irlib.Function([], two)))
+    stmt = irlib.Let(f_ref, irlib.RefCreate(irlib.Function([], irlib.const(0.0))),
+                     irlib.Let(irlib.var("u"), branch, irlib.Call(irlib.RefRead(f_ref), [])))
+    assert_refs_destroyed(irlib.Function([cond], stmt))
+    assert_refs_destroyed(transform.gradient(infer(irlib.Function([cond],
+                                                                 irlib.If(cond, one, two)))))
+    x, y, z = (irlib.var(n, shape=(1, 16)) for n in "xyz")
+    func = infer(irlib.Function([cond, x, y, z], irlib.add(irlib.If(cond, x, y), z)))
+    assert_refs_destroyed(transform.gradient(func))

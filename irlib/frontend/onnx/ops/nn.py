@@ -84,6 +84,7 @@ def _conv_transpose(ctx, inputs, attrs):
     output_padding = list(attrs.get("output_padding", [0] * rank))
     in_sizes = _spatial(ctx, data)
     mode = attrs.get("auto_pad", "NOTSET")
+    extend = [0] * rank
     if "output_shape" in attrs or mode in ("SAME_UPPER", "SAME_LOWER"):
         if not all(isinstance(s, (int, np.integer)) for s in in_sizes):
             unsupported("ConvTranspose output_shape/auto_pad needs static spatial dims")
@@ -94,13 +95,17 @@ def _conv_transpose(ctx, inputs, attrs):
                                            output_padding, wanted):
             total = s * (int(size) - 1) + op + (k - 1) * d + 1 - out
             small, large = total // 2, total - total // 2
-            if mode == "SAME_UPPER" or mode != "SAME_LOWER" and "output_shape" in attrs:
+            if mode == "SAME_UPPER":
                 begin.append(small)
                 end.append(large)
-            else:
+            else:  # NOTSET with output_shape, SAME_LOWER: the larger half first
                 begin.append(large)
                 end.append(small)
-        pads = begin + end
+        # negative padding asks for a larger output: extra end rows come from output_padding,
+        # extra begin rows (only bias reaches them) from zero padding after the conv
+        output_padding = [op + max(-e, 0) for op, e in zip(output_padding, end)]
+        extend = [max(-b, 0) for b in begin]
+        pads = [max(b, 0) for b in begin] + [max(e, 0) for e in end]
     elif mode == "VALID":
         pads = [0] * (2 * rank)
     else:
@@ -113,6 +118,9 @@ def _conv_transpose(ctx, inputs, attrs):
                       output_padding=output_padding,
                       channels=int(ctx.shape(weight)[1]) * groups, kernel_size=kernel,
                       data_layout=layout, kernel_layout=kernel_layout)
+    if any(extend):
+        result = ctx.emit("nn.pad", result, scalar(ctx, 0, ctx.dtype(result)),
+                          pad_width=[(0, 0), (0, 0)] + [(e, 0) for e in extend])
     return _add_bias(ctx, result, bias)
 
 
