@@ -51,6 +51,7 @@ from .alter_op_layout import AlterOpLayout
 from .change_batch import ChangeBatch
 from .combine_parallel_conv2d import CombineParallelConv2D
 from .combine_parallel_dense import CombineParallelDense
+from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .merge_composite import MergeComposite
 from .annotate_target import AnnotateTarget, register_target_op
 from .merge_compiler_regions import MergeCompilerRegions
@@ -60,8 +61,8 @@ from .pipeline import bind_params, optimize
 
 for _pass_class in (FuseOps, SimplifyInference, CanonicalizeOps, CanonicalizeCast, FastMath,
                     BackwardFoldScaleAxis, ForwardFoldScaleAxis, Legalize, AlterOpLayout,
-                    CombineParallelConv2D, CombineParallelDense, MergeCompilerRegions,
-                    PartitionGraph):
+                    CombineParallelConv2D, CombineParallelDense, CombineParallelBatchMatmul,
+                    MergeCompilerRegions, PartitionGraph):
     register_pass(_pass_class.name, _pass_class)
 del _pass_class
 register_pass("FoldScaleAxis", FoldScaleAxis)
@@ -75,6 +76,6 @@ register_pass("RewriteAnnotatedOps", lambda: RewriteAnnotatedOps(1))
 __all__ += ["FuseOps", "SimplifyInference", "CanonicalizeOps", "CanonicalizeCast", "FastMath",
             "BackwardFoldScaleAxis", "ForwardFoldScaleAxis", "FoldScaleAxis", "ConvertLayout",
             "Legalize", "AlterOpLayout", "ChangeBatch", "CombineParallelConv2D",
-            "CombineParallelDense", "MergeComposite", "AnnotateTarget", "register_target_op",
-            "MergeCompilerRegions", "PartitionGraph", "RewriteAnnotatedOps", "optimize",
-            "bind_params"]
+            "CombineParallelDense", "CombineParallelBatchMatmul", "MergeComposite",
+            "AnnotateTarget", "register_target_op", "MergeCompilerRegions", "PartitionGraph",
+            "RewriteAnnotatedOps", "optimize", "bind_params"]

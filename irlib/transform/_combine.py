@@ -1,4 +1,4 @@
-"""Shared driver of CombineParallelConv2D / CombineParallelDense: find sibling calls of one
+"""Shared driver of CombineParallelConv2D / Dense / BatchMatmul: find sibling calls of one
 op on the same input, and replace one group per round until none is left."""
 
 from __future__ import annotations

@@ -13,11 +13,13 @@ the store. Writes are residualised too, unless the reference ends up only ever w
 the residual program (every read was resolved): then it and its writes are dropped.
 
 Termination: a function may be inlined inside an active inlining of the *same* function
-only if its arguments' fuel is strictly smaller: their static size (a known list or nat
-shrinks; an unknown counter does not), then the sum of the absolute values of known integer
-scalars (a known counter moving toward 0); else the call is residualised. Residualising a
-function body (with unknown parameters) counts as an activation of fuel (0, 0). So recursion
-on known data unrolls, and recursion on unknown data stops after one level.
+only if it makes progress (Relay's fuel): each argument has a fuel, its static size plus the
+absolute value of a known integer scalar (a known list or nat shrinks, a known counter moves
+toward 0, an unknown value has 0), and some argument's fuel must fall below the element-wise
+minimum over the active inlinings of that function; else the call is residualised.
+Residualising a function body (with unknown parameters) is an activation with fuel 0. So
+recursion on known data unrolls, recursion on unknown data stops after one level, and
+``@loop(%a, %b) = @loop(%b, %a)`` on known nats unrolls once and stops at the original call.
 
 The result contains dead bindings: follow it with ``DeadCodeElimination(inline_once=True)``.
 
@@ -129,20 +131,31 @@ def static_size(pv) -> int:
 
 
 def fuel(args) -> tuple:
-    """The termination measure of a call: (static size, sum of |known integer scalars|).
+    """The termination measure of a call: one natural number per argument.
 
-    A recursive inlining must make it strictly smaller (lexicographically), so recursion on
-    a shrinking known structure or a known counter that moves toward 0 unrolls (Relay's
-    fuel does the same for scalars), while ``@loop(1) -> @loop(1)`` stops.
+    An argument's fuel is its static size plus the absolute value of a known integer
+    scalar (a known list or nat shrinks; a known counter moves toward 0). A recursive
+    inlining must make progress: some argument's fuel must fall below the meet
+    (element-wise minimum) of the active inlinings of the same function, as in Relay.
     """
-    scalars = 0
+    result = []
     for arg in args:
+        amount = static_size(arg)
         static = arg.static
         if isinstance(static, SConst):
             value = np.asarray(static.value)
             if value.ndim == 0 and value.dtype.kind in "iu":
-                scalars += abs(int(value))
-    return (sum(static_size(a) for a in args), scalars)
+                amount += abs(int(value))
+        result.append(amount)
+    return tuple(result)
+
+
+def meet_with_progress(active: tuple, new: tuple):
+    """(element-wise minimum, whether some element of ``new`` is below ``active``)."""
+    if len(active) != len(new):
+        return new, False
+    progress = any(b < a for a, b in zip(active, new))
+    return tuple(min(a, b) for a, b in zip(active, new)), progress
 
 
 def _const_value(pv):
@@ -280,7 +293,8 @@ class _PartialEvaluator:
                        for p in func.params)
         for old, new in zip(func.params, params):
             frame.env[old] = PV(None, new)
-        body = yield self.activation(static.key, (0, 0), func.body, frame, fresh_store=True)
+        zero = (0,) * len(func.params)
+        body = yield self.activation(static.key, zero, func.body, frame, fresh_store=True)
         ll.append((pv.dyn, E.Function(params, body, _closed_type(func.ret_type, own),
                                       func.type_params, func.attrs)))
         return pv
@@ -312,7 +326,10 @@ class _PartialEvaluator:
         if isinstance(static, SFunc):
             size = fuel(args)
             sizes = self.active.get(static.key)
-            if not sizes or size < sizes[-1]:
+            progress = not sizes
+            if sizes:
+                size, progress = meet_with_progress(sizes[-1], size)
+            if progress:
                 return (yield self.inline(static, size, args, ll))
         dyn = self.emit(ll, E.Call(callee.dyn, tuple(a.dyn for a in args)))
         self.store = {}   # unknown code may write any reference
@@ -511,7 +528,7 @@ def _evaluate_function(func: E.Function, mod, key) -> E.Function:
     params = tuple(E.Var(p.name_hint, p.type_annotation) for p in func.params)
     for old, new in zip(func.params, params):
         frame.env[old] = PV(None, new)
-    body = evaluator.run(evaluator.activation(key, (0, 0), func.body, frame, fresh_store=True))
+    body = evaluator.run(evaluator.activation(key, (0,) * len(func.params), func.body, frame, fresh_store=True))
     body = _drop_write_only_refs(body)
     return E.Function(params, body, func.ret_type, func.type_params, func.attrs)
 

@@ -316,9 +316,6 @@ def test_eta_expand_constructor():
 # -- FoldConstant ------------------------------------------------------------------------------
 
 def test_fold_concat_of_constants():
-    expr = irlib.parse_expr("""fn () {
-      concatenate((meta_c1, meta_c2), axis=0)
-    }""".replace("meta_c1", "[1f, 2f]").replace("meta_c2", "[3f]")) if False else None
     c1 = irlib.const(np.array([[1.0, 2.0]], dtype="float32"))
     c2 = irlib.const(np.array([[3.0, 4.0]], dtype="float32"))
     func = irlib.Function([], irlib.concatenate([c1, c2], axis=0))

@@ -66,11 +66,6 @@ EXPECTED_FAILURES = {
         "sequences whose element rank is not declared (SequenceEmpty, untyped sequence "
         "inputs), SplitToSequence with run-time split sizes, and loops/Ifs whose sequence "
         "values change type between iterations or branches",
-    _exact("averagepool_2d_ceil_last_window_starts_on_pad",
-           "maxpool_2d_ceil_output_size_reduce_by_one", "convtranspose_output_shape",
-           "spacetodepth_crd_mode_example"):
-        "irlib op semantics differ at edges: ceil-mode windows that start in the padding, "
-        "ConvTranspose output_shape padding split, SpaceToDepth CRD mode",
     _exact("attention_4d_gqa_with_past_and_present_fp16_expanded", "celu_bfloat16_expanded"):
         "float16/bfloat16 rounding of intermediate values differs from the reference (off by "
         "one unit in the last place, above atol)",

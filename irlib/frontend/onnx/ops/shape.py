@@ -323,7 +323,17 @@ def _depth_to_space(ctx, inputs, attrs):
 
 @converter("SpaceToDepth")
 def _space_to_depth(ctx, inputs, attrs):
-    return ctx.emit("nn.space_to_depth", inputs[0], block_size=attrs["blocksize"])
+    data, block = inputs[0], int(attrs["blocksize"])
+    if attrs.get("mode", "DCR") != "CRD":
+        return ctx.emit("nn.space_to_depth", data, block_size=block)
+    shape = ctx.static_shape(data)
+    if shape is None:
+        unsupported("SpaceToDepth mode CRD needs a static input shape")
+    n, c, h, w = shape
+    # CRD keeps each channel's block together: (c, by, bx) order in the new channel axis
+    blocks = ctx.emit("reshape", data, newshape=[n, c, h // block, block, w // block, block])
+    moved = ctx.emit("transpose", blocks, axes=[0, 1, 3, 5, 2, 4])
+    return ctx.emit("reshape", moved, newshape=[n, c * block * block, h // block, w // block])
 
 
 @converter("EyeLike")
