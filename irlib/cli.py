@@ -1,7 +1,7 @@
 """The ``irlib`` command line.
 
-``irlib run [MODEL]`` is the main job: it builds a model (a zoo name, default ``resnet18``, or
-a ``.rly`` text file), optimizes and type-checks it, runs it on the given or a seeded random
+``irlib run [MODEL]`` is the main job: it builds a model (a zoo name, default ``resnet18``,
+a ``.rly`` text file or an ``.onnx`` model), optimizes and type-checks it, runs it on the given or a seeded random
 input, and prints the output summary (shape, dtype, top-5 for classifiers) and the latency
 (median of the repeats). Each stage — import, optimize, compile, run — is shown as it goes.
 ``--target cpu`` (the default) builds the model for the graph executor (fused numba kernels);
@@ -43,8 +43,33 @@ class StageDisplay:
         print(line, file=self.stream, flush=True)
 
 
-def load_model(model: str, batch: int):
-    """``(mod, params)`` for a zoo name or a ``.rly`` file."""
+def _onnx_shape_dict(path: str, batch: int, given: dict) -> dict:
+    """Static input shapes for an ONNX model: from ``--input`` files, else the model's own
+    dims with unknown ones set to ``batch`` (first axis) or 1."""
+    import onnx
+    graph = onnx.load(path, load_external_data=False).graph
+    initializers = {init.name for init in graph.initializer}
+    shapes = {}
+    for value in graph.input:
+        if value.name in initializers:
+            continue
+        if value.name in given:
+            shapes[value.name] = tuple(np.load(given[value.name], mmap_mode="r").shape)
+            continue
+        dims = value.type.tensor_type.shape.dim
+        shapes[value.name] = tuple(
+            d.dim_value if d.HasField("dim_value") else (batch if axis == 0 else 1)
+            for axis, d in enumerate(dims))
+    return shapes
+
+
+def load_model(model: str, batch: int, given: dict | None = None):
+    """``(mod, params)`` for a zoo name, a ``.rly`` file or an ``.onnx`` file."""
+    if model.endswith(".onnx"):
+        from irlib.frontend.onnx import from_onnx
+        # Initializers are folded into the module as constants, so no params are passed.
+        mod, _ = from_onnx(model, shape_dict=_onnx_shape_dict(model, batch, given or {}))
+        return mod, {}
     if model.endswith(".rly"):
         import irlib
         with open(model, encoding="utf-8") as handle:
@@ -107,7 +132,7 @@ def run_command(args) -> int:
     given = dict(item.split("=", 1) for item in args.input)
     try:
         with display.stage("import"):
-            mod, params = load_model(args.model, args.batch)
+            mod, params = load_model(args.model, args.batch, given)
         with display.stage("optimize", f"opt-level {args.opt_level}"):
             with irlib.transform.PassContext(opt_level=args.opt_level):
                 mod = irlib.transform.InferType()(mod)
@@ -149,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="build and run a model (default: resnet18)")
     run.add_argument("model", nargs="?", default="resnet18",
-                     help="a zoo model name (see `irlib models`) or a .rly file "
-                          "(default resnet18)")
+                     help="a zoo model name (see `irlib models`), a .rly file or an .onnx "
+                          "file (default resnet18)")
     run.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     run.add_argument("--target", choices=("cpu", "python"), default="cpu",
                      help="cpu (default): graph executor with numba kernels; python: the "

@@ -99,3 +99,48 @@ def test_irlib_run_reports_a_parse_error_with_its_location(tmp_path, capsys):
     program.write_text('#[version = "0.0.5"]\ndef @main(%x) { add(%x, ) }\n')
     assert main(["run", str(program)]) == 1
     assert "bad.rly:2:" in capsys.readouterr().err
+
+
+def _small_onnx_classifier(path):
+    """A Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> Softmax model, dynamic batch."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    weights = {
+        "w": rng.standard_normal((4, 3, 3, 3)).astype("float32"),
+        "fc_w": rng.standard_normal((5, 4)).astype("float32"),
+        "fc_b": rng.standard_normal(5).astype("float32"),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+        [numpy_helper.from_array(value, name) for name, value in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_irlib_run_on_an_onnx_file_matches_onnxruntime(tmp_path, capsys, target):
+    import numpy as np
+    import onnxruntime
+    from irlib.cli import main
+    model = tmp_path / "small.onnx"
+    _small_onnx_classifier(str(model))
+    image = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype("float32")
+    np.save(tmp_path / "x.npy", image)
+    assert main(["run", str(model), "--target", target, "--repeat", "1",
+                 "--input", f"x={tmp_path / 'x.npy'}"]) == 0
+    out = capsys.readouterr().out
+    expected = onnxruntime.InferenceSession(str(model)).run(None, {"x": image})[0]
+    top = ", ".join(f"{i}:{expected[0, i]:.4f}" for i in np.argsort(-expected[0])[:5])
+    assert "output: shape=(1, 5) dtype=float32" in out
+    assert f"top-5 of sample 0: {top}" in out

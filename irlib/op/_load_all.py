@@ -20,6 +20,8 @@ from . import annotation  # noqa: F401
 from . import arg_type_inference  # noqa: F401
 from . import dyn  # noqa: F401  (dynamic-shape ops, added for the ONNX frontend)
 from . import device_copy  # noqa: F401  (device_copy, for RewriteAnnotatedOps)
+from . import onnx_extra_ops  # noqa: F401  (ONNX-only ops: attention, resize, ...)
+from . import onnx_misc_ops  # noqa: F401
 
 
 def _name_relation_errors() -> None:

@@ -100,6 +100,10 @@ class _Eliminate(LetMutator):
 
     def bind_let(self, let, new_value):
         if self.effect[let.value]:
+            # ``let %v = e; %v`` is ``e`` whatever ``e`` does: nothing runs in between.
+            if self.inline_once and let.body is let.var:
+                self.memo[let.var] = new_value
+                self.removed.add(let)
             return
         uses = self.counts.get(let.var, 0)
         if uses == 0:

@@ -305,3 +305,68 @@ def test_pe_prelude_map_and_nat():
     while isinstance(node, irlib.Call) and node.op.name_hint == "succ":
         depth, node = depth + 1, node.args[0]
     assert depth == 4 and node.op.name_hint == "zero"
+
+
+def _nat_module():
+    mod = irlib.IRModule()
+    p = Prelude(mod)
+    mod.import_from_std("nat.rly")
+    data = mod[mod.get_global_type_var("nat")]
+    ctors = {c.name_hint: c for c in data.constructors}
+    return mod, p, mod.get_global_type_var("nat")(), ctors["zero"], ctors["succ"]
+
+
+def test_pe_swap_loop_stops_at_the_original_call():
+    mod, p, nat, _, _ = _nat_module()
+    x, y = irlib.var("x", nat), irlib.var("y", nat)
+    loop = irlib.GlobalVar("loop")
+    mod[loop] = irlib.Function([x, y], loop(y, x), nat)
+    prog = loop(make_nat_expr(p, 1), make_nat_expr(p, 2))
+    got = _pe(irlib.Function([], prog), mod)
+    assert irlib.structural_equal(got.body, prog)
+
+
+def test_pe_abs_diff_and_nat_identities():
+    mod, p, nat, zero, succ = _nat_module()
+    x, y, xp, yp = (irlib.var(n, nat) for n in ("x", "y", "xp", "yp"))
+    diff = irlib.GlobalVar("diff")
+    on_y = irlib.Match(y, [irlib.Clause(irlib.PatternConstructor(zero, []), x),
+                           irlib.Clause(irlib.PatternConstructor(succ, [irlib.PatternVar(yp)]),
+                                        diff(yp, xp))])
+    mod[diff] = irlib.Function([x, y], irlib.Match(x, [
+        irlib.Clause(irlib.PatternConstructor(zero, []), y),
+        irlib.Clause(irlib.PatternConstructor(succ, [irlib.PatternVar(xp)]), on_y)]))
+    got = _pe(irlib.Function([], diff(make_nat_expr(p, 7), make_nat_expr(p, 3))), mod)
+    assert irlib.structural_equal(got.body, make_nat_expr(p, 4))
+    n, m = irlib.var("n", nat), irlib.var("m", nat)
+    same = irlib.Match(n, [irlib.Clause(irlib.PatternConstructor(zero, []), zero()),
+                           irlib.Clause(irlib.PatternConstructor(succ, [irlib.PatternVar(m)]),
+                                        succ(m))])
+    nat_id = irlib.GlobalVar("nat_id")
+    mod[nat_id] = irlib.Function([n], same)
+    got = _pe(irlib.Function([], nat_id(make_nat_expr(p, 3))), mod)
+    assert irlib.structural_equal(got.body, make_nat_expr(p, 3))
+    got = _pe(irlib.Function([], mod.get_global_var("nat_double")(make_nat_expr(p, 3))), mod)
+    assert irlib.structural_equal(got.body, make_nat_expr(p, 6))
+
+
+def test_pe_head_cons_map_and_empty_ad():
+    mod = irlib.IRModule()
+    Prelude(mod)
+    ctors = {c.name_hint: c for c in mod[mod.get_global_type_var("List")].constructors}
+    cons, nil = ctors["Cons"], ctors["Nil"]
+    t = irlib.TypeVar("t")
+    x = irlib.var("x", t)
+    got = _pe(irlib.Function([x], mod.get_global_var("hd")(cons(x, nil())), None, [t]), mod)
+    assert irlib.structural_equal(got, irlib.Function([x], x, t, [t]), map_free_vars=True)
+    ident = irlib.GlobalVar("ident")
+    a = irlib.var("a", t)
+    mod[ident] = irlib.Function([a], a, t, [t])
+    items = cons(irlib.const(1), cons(irlib.const(2), cons(irlib.const(3), nil())))
+    got = _pe(irlib.Function([], mod.get_global_var("map")(ident, items)), mod)
+    mod["expected"] = irlib.Function([], items)
+    assert irlib.structural_equal(got.body, transform.InferType()(mod)["expected"].body)
+    d = irlib.var("d", shape=(10, 10))
+    got = _pe(transform.gradient(infer(irlib.Function([d], d))))
+    want = infer(irlib.Function([d], irlib.Tuple([d, irlib.Tuple([irlib.ones_like(d)])])))
+    assert_structural_equal(got, want, map_free_vars=True)
