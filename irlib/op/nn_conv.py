@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
+from ..ir.dims import Any, AnyDim
 from ..ir.types import TensorType, normalize_dtype
 from ._layouts import (from_canonical, layout_positions, pad_spatial, padding4, pair,
                        to_canonical, windows)
@@ -32,6 +33,8 @@ _CONV_FIELDS = [("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1,
 
 
 def _spatial_out(size, kernel, stride, dilation, pad_before, pad_after):
+    if isinstance(size, AnyDim):  # Any has no arithmetic
+        return Any
     return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
 
 

@@ -15,7 +15,7 @@ def sibling_groups(func, op, key, min_branches: int) -> list:
         func: a type-checked function.
         op: the op name.
         key: call -> hashable compatibility key, or None for an ineligible call.
-        min_branches: the least group size kept.
+        min_branches: the least group size kept (at least 2 in any case).
 
     Returns:
         Lists of calls (in post order), each of at least ``min_branches``.
@@ -27,7 +27,10 @@ def sibling_groups(func, op, key, min_branches: int) -> list:
         k = key(node)
         if k is not None:
             buckets.setdefault((node.args[0], k), []).append(node)
-    return [calls for calls in buckets.values() if len(calls) >= min_branches]
+    # A lone call has nothing to combine with; "combining" it would also produce a call that
+    # matches again in the next round (min_branches=1 would never terminate).
+    least = max(min_branches, 2)
+    return [calls for calls in buckets.values() if len(calls) >= least]
 
 
 def consumers(func) -> dict:

@@ -13,7 +13,8 @@ to the context level: at 0 every op gets a function of its own)
 FoldConstant                                                               2
 FoldScaleAxis, AlterOpLayout, CanonicalizeOps, CanonicalizeCast,           3
 EliminateCommonSubexpr
-CombineParallelConv2d, CombineParallelDense, FastMath                      4
+CombineParallelConv2d, CombineParallelDense, CombineParallelBatchMatmul,   4
+FastMath
 =========================================================================  =====
 
 (Relay ≤0.7 registered FuseOps at level 1; it is 0 from 0.8 on, which is what lets the graph
@@ -22,9 +23,9 @@ executor run an opt-level-0 build: every op call must sit in a ``Primitive`` fun
 Order (0.16's ``GetPassPrefix`` without the passes irlib has no counterpart of)::
 
     RemoveUnusedFunctions, Legalize, SimplifyInference, EliminateCommonSubexpr,
-    CombineParallelConv2d, CombineParallelDense, FoldConstant, FoldScaleAxis,
-    CanonicalizeCast, CanonicalizeOps, InferType, AlterOpLayout, FastMath, FoldConstant,
-    FuseOps
+    CombineParallelConv2d, CombineParallelDense, CombineParallelBatchMatmul, FoldConstant,
+    FoldScaleAxis, CanonicalizeCast, CanonicalizeOps, InferType, AlterOpLayout, FastMath,
+    FoldConstant, FuseOps
 """
 
 from __future__ import annotations
@@ -72,9 +73,9 @@ def bind_params(func: E.Function, params: dict) -> E.Function:
 
 
 PIPELINE = ("RemoveUnusedFunctions", "Legalize", "SimplifyInference", "EliminateCommonSubexpr",
-            "CombineParallelConv2d", "CombineParallelDense", "FoldConstant", "FoldScaleAxis",
-            "CanonicalizeCast", "CanonicalizeOps", "InferType", "AlterOpLayout", "FastMath",
-            "FoldConstant", "FuseOps")
+            "CombineParallelConv2d", "CombineParallelDense", "CombineParallelBatchMatmul",
+            "FoldConstant", "FoldScaleAxis", "CanonicalizeCast", "CanonicalizeOps", "InferType",
+            "AlterOpLayout", "FastMath", "FoldConstant", "FuseOps")
 """The pass names :func:`optimize` runs, in order (those not registered are skipped)."""
 
 

@@ -93,3 +93,16 @@ def test_semantics_preserved(widths, min_branches):
     expected_count = 1 if len(widths) >= min_branches else len(widths)
     assert count_ops(out)["nn.batch_matmul"] == expected_count
     assert_close(run(out, inputs), oracle(inputs[0], inputs[1:]))
+
+
+def test_a_lone_call_is_left_alone_even_with_min_one_branch():
+    from irlib.transform import CombineParallelConv2D, CombineParallelDense
+    x, w = var("x", shape=(2, 5)), var("w", shape=(4, 5))
+    dense = IRModule.from_expr(Function([x, w], irlib.nn.dense(x, w)))
+    for combine in (CombineParallelDense(1), CombineParallelDense(1, to_batch=False)):
+        assert count_ops(combine(dense)) == {"nn.dense": 1}
+    x, w = var("x", shape=(1, 3, 6, 6)), var("w", shape=(2, 3, 3, 3))
+    conv = IRModule.from_expr(Function([x, w], irlib.nn.conv2d(x, w)))
+    assert count_ops(CombineParallelConv2D(1)(conv)) == {"nn.conv2d": 1}
+    mod, _ = branches([2])
+    assert count_ops(CombineParallelBatchMatmul(1)(mod))["nn.batch_matmul"] == 1

@@ -6,8 +6,8 @@ import pytest
 
 import irlib
 from irlib import Function, IRModule, var
-from irlib.ndarray import Device, cpu
 from irlib.errors import IRError
+from irlib.ndarray import Device, cpu
 from irlib.transform import InferType, RewriteAnnotatedOps
 from irlib.transform.rewrite_annotated_ops import rewrite_annotated_ops
 
@@ -127,7 +127,8 @@ def test_projection_inherits_the_device_of_its_tuple():
     x = var("x", shape=(4,))
     parts = on_device(irlib.split(x, 2), "cuda")
     func = Function([x], irlib.exp(irlib.TupleGetItem(parts, 0)))
-    out = assert_rewrites_to(func, 1, f"exp({copy('split(%x, indices_or_sections=2).0', 'cuda', 'cpu')})",
+    projection = "split(%x, indices_or_sections=2).0"
+    out = assert_rewrites_to(func, 1, f"exp({copy(projection, 'cuda', 'cpu')})",
                              "%x: Tensor[(4), float32]")
     value = np.arange(4, dtype="float32")
     assert_close(run(out, [value]), np.exp(value[:2]))

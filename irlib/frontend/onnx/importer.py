@@ -366,9 +366,11 @@ class Importer:
 
     def _dim(self, dim):
         if dim.HasField("dim_value"):
-            return int(dim.dim_value)
+            # some exporters (paddle2onnx) write -1 for an unknown dim
+            return int(dim.dim_value) if dim.dim_value >= 0 else Any
         if dim.HasField("dim_param") and dim.dim_param:
-            name = sanitize_name(dim.dim_param)
+            # size variables are plain identifiers: no dots ('p2o.DynamicDimension.0')
+            name = sanitize_name(dim.dim_param).replace(".", "_")
             if name not in self._size_vars:
                 self._size_vars[name] = size_var(name)
             return self._size_vars[name]

@@ -138,3 +138,49 @@ def test_cast_to_ml_dtypes(to, dtype):
         assert y.numpy().astype("float32").tolist() == [0.5, -3.0, 448.0]
     elif dtype == "bfloat16":
         assert y.numpy().astype("float32").tolist() == [0.5, -3.0, 1000.0]
+
+
+def test_constant_if_converts_only_the_taken_branch():
+    # the else branch squeezes a dim of size 3: ill-typed, but ONNX never runs it (silero-vad
+    # has such an untaken branch for the other sample rate)
+    cond = helper.make_tensor("c", TensorProto.BOOL, [], [True])
+    then_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    else_graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["a"], value=axes),
+         helper.make_node("Squeeze", ["x", "a"], ["e"])], "else", [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Constant", [], ["c"], value=cond),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_graph,
+                              else_branch=else_graph)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    x = np.array([[-1, 2, -3], [4, -5, 6]], "float32")
+    assert np.asarray(_run(model, x)[1]).tolist() == np.maximum(x, 0).tolist()
+
+
+def test_negative_and_dotted_dims_are_unknown_and_named():
+    # paddle2onnx writes dim_value -1 for unknown dims and dim_params like 'p2o.Dim.0'
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["p2o.Dim.0", 3])
+    x.type.tensor_type.shape.dim[1].dim_value = -1
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [x],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["p2o.Dim.0", None])])
+    mod, _ = from_onnx(model)
+    shape = mod["main"].params[0].type_annotation.shape
+    assert str(shape[0]) == "p2o_Dim_0" and str(shape[1]) == "?"
+    assert np.asarray(_run(model, np.array([[-1.0, 2.0]], "float32"))[1]).tolist() == [[0.0, 2.0]]
+
+
+def test_conv_with_unknown_spatial_dims():
+    # PP-OCR models declare every spatial dim unknown; the output dims stay unknown
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, None, None])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 2, 2], [1.0, 1.0, 1.0, 1.0])
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "g", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             [1, 1, None, None])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mod, _ = from_onnx(model)
+    got = interp.create_executor("debug", mod=mod).evaluate()(np.arange(9, dtype="float32")
+                                                              .reshape(1, 1, 3, 3))
+    assert got.numpy().reshape(2, 2).tolist() == [[8, 12], [20, 24]]

@@ -31,11 +31,13 @@ def _if(ctx, inputs, attrs):
         cond = ctx.emit("reshape", cond, newshape=[])
     if ctx.dtype(cond) != "bool":
         cond = ctx.emit("cast", cond, dtype="bool")
-    then_outputs = convert_subgraph(ctx, attrs["then_branch"])
-    else_outputs = convert_subgraph(ctx, attrs["else_branch"])
     value = ctx.const_value(cond)
     if value is not None:
-        return then_outputs if bool(value) else else_outputs
+        # Only the taken branch is converted: ONNX never evaluates the other, which may not
+        # even type-check for these shapes (silero-vad's 8 kHz branch given a 16 kHz chunk).
+        return convert_subgraph(ctx, attrs["then_branch" if bool(value) else "else_branch"])
+    then_outputs = convert_subgraph(ctx, attrs["then_branch"])
+    else_outputs = convert_subgraph(ctx, attrs["else_branch"])
     then_body = then_outputs[0] if len(then_outputs) == 1 else ctx.make_tuple(then_outputs)
     else_body = else_outputs[0] if len(else_outputs) == 1 else ctx.make_tuple(else_outputs)
     then_type, else_type = ctx.type_of(then_body), ctx.type_of(else_body)
