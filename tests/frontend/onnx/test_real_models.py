@@ -32,6 +32,9 @@ from irlib.frontend.onnx import from_onnx  # noqa: E402
 
 RTOL = 1e-4
 
+# irlib's sigmoid reference (irlib/op/elemwise.py) overflows harmlessly in exp on large logits
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning")
+
 
 def _model_file(package, relative):
     pytest.importorskip(package)
@@ -83,10 +86,11 @@ def _silero_for_rate(path, rate):
     return model
 
 
-# ``state`` after the first chunk differs from onnxruntime's by up to 4.8e-5 in one element
-# (-0.068370 vs -0.068322): onnx's own reference evaluator gives exactly irlib's value, so
-# the state is compared with atol 1e-4, and also with onnx.reference at rtol 1e-5.
-SILERO_ATOL = 1e-4
+# On other waveforms (a plain 220 Hz tone with noise) ``state`` after the first chunk
+# differs from onnxruntime's by up to 4.8e-5 in one element (-0.068370 vs -0.068322), and
+# onnx's own reference evaluator gives exactly irlib's value; the reference check below
+# guards irlib's side at rtol 1e-5.
+SILERO_ATOL = 1e-5
 
 
 @pytest.mark.parametrize("executor", ["debug", "graph"])
