@@ -19,15 +19,19 @@ interpreter within 30x.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import irlib
-import interp
-from interp import ConstructorValue, NDArray
-from interp.nat import count, make_nat_value
-from irlib.testing.adt_strategies import prelude_module
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout too
+
+import irlib  # noqa: E402
+import interp  # noqa: E402
+from interp import ConstructorValue, NDArray  # noqa: E402
+from interp.nat import count, make_nat_value  # noqa: E402
+from irlib.testing.adt_strategies import prelude_module  # noqa: E402
 
 SIZE = 10_000
 NAT = 1_000
