@@ -35,19 +35,7 @@ class Group:
 
 
 def _pattern_post_order(pattern) -> list:
-    order, seen = [], set()
-    stack = [(pattern, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        stack.extend((c, False) for c in reversed(_pattern_children(node)))
-    return order
+    return post_order(pattern, _pattern_children)
 
 
 def _pattern_children(node) -> list:

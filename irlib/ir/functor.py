@@ -164,8 +164,14 @@ def _rebuild_match(node, new_children):
     return node.replace(data=data, clauses=tuple(clauses))
 
 
-def post_order(expr) -> list:
-    """Every node reachable from ``expr``, each once, children before parents."""
+def post_order(expr, children_of=children) -> list:
+    """Every node reachable from ``expr``, each once, children before parents.
+
+    Args:
+        expr: the root.
+        children_of: the function listing a node's children (default :func:`children`);
+            pass another to walk a different graph (patterns) or to stop at some nodes.
+    """
     order = []
     seen = set()
     stack = [(expr, False)]
@@ -178,7 +184,7 @@ def post_order(expr) -> list:
             continue
         seen.add(node)
         stack.append((node, True))
-        kids = children(node)
+        kids = children_of(node)
         for child in reversed(kids):
             if child not in seen:
                 stack.append((child, False))

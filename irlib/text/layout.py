@@ -29,7 +29,7 @@ scope costs O(log depth), not O(depth).
 from __future__ import annotations
 
 from ..ir import expr as E
-from ..ir.functor import pattern_vars
+from ..ir.functor import pattern_vars, post_order
 
 # Root positions: the root of a block (flattened ``let`` chains allowed) or a ``let`` value
 # (a ``let`` there must be parenthesised).
@@ -197,22 +197,7 @@ class Layout:
 def _evaluation_post_order(root) -> list:
     """Every used node reachable from ``root``, each once, children before parents, children
     in evaluation order (a call's arguments before its callee, as Relay prints them)."""
-    order = []
-    seen = set()
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for child in reversed(_children(node)):
-            if child not in seen:
-                stack.append((child, False))
-    return order
+    return post_order(root, _children)
 
 
 def _children(node) -> tuple:

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from ..errors import IRError
 from ..ir import expr as E
-from ..ir.functor import children, rebuild
+from ..ir.functor import children, post_order, rebuild
 from ..op.registry import OpPattern, get_def
 from ._typed import op, rewrite_typed_module, tensor_type
 from .pass_infra import ModulePass
@@ -99,18 +99,8 @@ class _Converter:
         self.states: dict = {}
 
     def run(self, func: E.Function) -> E.Function:
-        order, seen, stack = [], set(), [(func.body, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.append((node, True))
-            if type(node) is not E.Function:
-                stack.extend((c, False) for c in reversed(children(node)) if c not in seen)
+        # Nested functions are opaque here: their bodies are not converted.
+        order = post_order(func.body, lambda n: () if type(n) is E.Function else children(n))
         for node in order:
             self.states[node] = self.visit(node)
         return func.replace(body=_restore(self.states[func.body]))
