@@ -17,27 +17,13 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir import types as T
-from ..ir.functor import children, pattern_vars, post_order
+from ..ir.functor import binder_set, children, pattern_vars, post_order
 from ..ir.functor import free_vars as _free_vars
 from ..ir.type_functor import iter_types
 
 
 def _var_leaves(expr) -> list:
     return [node for node in post_order(expr) if type(node) is E.Var]
-
-
-def _binders(expr) -> set:
-    bound = set()
-    for node in post_order(expr):
-        kind = type(node)
-        if kind is E.Let:
-            bound.add(node.var)
-        elif kind is E.Function:
-            bound.update(node.params)
-        elif kind is E.Match:
-            for clause in node.clauses:
-                bound.update(pattern_vars(clause.lhs))
-    return bound
 
 
 def free_vars(expr) -> list:
@@ -64,7 +50,7 @@ def bound_vars(expr) -> list:
     """
     if isinstance(expr, E.Pattern):
         return pattern_vars(expr)
-    bound = _binders(expr)
+    bound = binder_set(expr)
     return [v for v in _var_leaves(expr) if v in bound]
 
 

@@ -331,8 +331,8 @@ def _adapt_mutator(method):
 ExprMutator.__init_subclass__()
 
 
-def free_vars(expr) -> list:
-    """Free local variables of ``expr`` in first-occurrence (post-order) order."""
+def binder_set(expr) -> set:
+    """Every variable bound somewhere in ``expr`` (function params, let vars, pattern vars)."""
     bound = set()
     for node in post_order(expr):
         kind = type(node)
@@ -343,9 +343,11 @@ def free_vars(expr) -> list:
         elif kind is E.Match:
             for clause in node.clauses:
                 bound.update(pattern_vars(clause.lhs))
-    seen, free = set(), []
-    for node in post_order(expr):
-        if type(node) is E.Var and node not in bound and node not in seen:
-            seen.add(node)
-            free.append(node)
-    return free
+    return bound
+
+
+def free_vars(expr) -> list:
+    """Free local variables of ``expr`` in first-occurrence (post-order) order."""
+    bound = binder_set(expr)
+    # post_order lists each node once, so each free Var appears once.
+    return [node for node in post_order(expr) if type(node) is E.Var and node not in bound]
