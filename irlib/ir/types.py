@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .dims import Dim, format_dim, normalize_dim
+from .dims import Dim, normalize_dim
 from .span import Span
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import pattern_vars, post_order, rename_pattern
-from ..ir.types import FuncType, RefType, TensorType, TupleType, TypeCall, TypeVar
+from ..ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
 from ..op import registry
 from ._rewrite import substitute
 from .to_a_normal_form import to_a_normal_form
