@@ -331,6 +331,16 @@ def _adapt_mutator(method):
 ExprMutator.__init_subclass__()
 
 
+def use_counts(expr) -> dict:
+    """How many parent edges point at each node reachable from ``expr`` (a node shared by
+    two calls counts 2; the root counts 0 and is absent)."""
+    uses: dict = {}
+    for node in post_order(expr):
+        for child in children(node):
+            uses[child] = uses.get(child, 0) + 1
+    return uses
+
+
 def binder_set(expr) -> set:
     """Every variable bound somewhere in ``expr`` (function params, let vars, pattern vars)."""
     bound = set()

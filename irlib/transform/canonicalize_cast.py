@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..ir import expr as E
-from ..ir.functor import children, post_order
+from ..ir.functor import use_counts
 from ..op.registry import OpPattern, get_def
 from ._rewrite import LetMutator
 from ._typed import op_name, rewrite_typed_module, tensor_type
@@ -61,11 +61,7 @@ class _SplitCasts(LetMutator):
 
 def canonicalize_cast(func: E.Function) -> E.Function:
     """``func`` (type-checked) with shared up-casts split per elementwise consumer."""
-    uses: dict = {}
-    for node in post_order(func):
-        for child in children(node):
-            uses[child] = uses.get(child, 0) + 1
-    return _SplitCasts(uses).visit(func)
+    return _SplitCasts(use_counts(func)).visit(func)
 
 
 @dataclass(frozen=True)

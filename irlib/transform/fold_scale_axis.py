@@ -33,7 +33,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..ir import expr as E
-from ..ir.functor import children, post_order
+from ..ir.functor import use_counts
 from ._rewrite import LetMutator
 from ._typed import op, op_name, rewrite_typed_module, tensor_type
 from .fold_constant import FoldConstant
@@ -43,14 +43,6 @@ _CONVS = {"nn.conv2d": 2, "nn.conv3d": 3}
 _ANCHORS = frozenset(_CONVS) | {"nn.dense"}
 _CHAIN = _ANCHORS | {"nn.relu", "add", "subtract"}
 _MAX_NESTING = 8
-
-
-def _use_counts(func) -> dict:
-    uses: dict = {}
-    for node in post_order(func):
-        for child in children(node):
-            uses[child] = uses.get(child, 0) + 1
-    return uses
 
 
 def _channel_scale(scale, ty, axis):
@@ -220,12 +212,12 @@ class _Forward(LetMutator):
 
 def backward_fold_scale_axis(func: E.Function) -> E.Function:
     """``func`` (type-checked) with output-channel scales folded into weights."""
-    return _Backward(_use_counts(func)).visit(func)
+    return _Backward(use_counts(func)).visit(func)
 
 
 def forward_fold_scale_axis(func: E.Function) -> E.Function:
     """``func`` (type-checked) with input-channel scales folded into weights."""
-    return _Forward(_use_counts(func)).visit(func)
+    return _Forward(use_counts(func)).visit(func)
 
 
 @dataclass(frozen=True)
