@@ -85,6 +85,40 @@ def pool_out(size, pool, stride, dilation, before, after, ceil_mode) -> int:
     return (size + before + after - dilation * (pool - 1) - 1 + extra) // stride + 1
 
 
+class PoolWindow:
+    """A pooling call's geometry in canonical NC(D)(H)W form, shared by the CPU and CUDA pools.
+
+    Args:
+        data: the input array in ``layout``.
+        attrs: the call's attrs (pool_size, strides, dilation, padding, layout, ceil_mode).
+        n: number of spatial dims.
+    """
+
+    def __init__(self, data: np.ndarray, attrs: dict, n: int):
+        self.canonical = "NC" + SPATIAL[n]
+        self.layout = attrs.get("layout") or self.canonical
+        self.out_layout = attrs.get("out_layout") or self.layout
+        self.pool = ntuple(attrs.get("pool_size", 1), n)
+        self.strides = ntuple(attrs.get("strides", 1), n)
+        self.dilation = ntuple(attrs.get("dilation", 1), n)
+        self.before, self.after = padding_pairs(attrs.get("padding", 0), n)
+        self.count_include_pad = bool(attrs.get("count_include_pad", False))
+        self.x = to_canonical(data, self.layout, self.canonical)
+        ceil_mode = bool(attrs.get("ceil_mode", False))
+        self.out_size = tuple(
+            pool_out(self.x.shape[2 + i], self.pool[i], self.strides[i], self.dilation[i],
+                     self.before[i], self.after[i], ceil_mode) for i in range(n))
+
+    def as3(self) -> tuple:
+        """``(pool, strides, dilation, before, after)``, each padded to 3 spatial dims."""
+        return (to3(self.pool, 1), to3(self.strides, 1), to3(self.dilation, 1),
+                to3(self.before, 0), to3(self.after, 0))
+
+    def finish(self, out: np.ndarray) -> np.ndarray:
+        """``out`` (canonical layout) converted to the call's output layout."""
+        return from_canonical(out, self.canonical, self.out_layout)
+
+
 def normalize_axes(axes, ndim: int) -> tuple:
     """Sorted, non-negative reduction axes (None: all); ``exclude`` is handled by callers."""
     if axes is None:

@@ -13,8 +13,8 @@ import numpy as np
 from numba import njit, prange
 
 from .. import register_kernel
-from .._geometry import (SPATIAL, adaptive_bins, as_ncdhw, from_canonical, is_float, ntuple,
-                         padding_pairs, pool_out, reference, to3, to_canonical)
+from .._geometry import (SPATIAL, PoolWindow, adaptive_bins, as_ncdhw, from_canonical, is_float,
+                         reference, to_canonical)
 from .reduce import reduce_arb
 
 
@@ -113,25 +113,14 @@ def adaptive_pool_ncdhw(x, out, starts_d, ends_d, starts_h, ends_h, starts_w, en
 
 
 def _pool_kernel(op_name: str, n: int, kind: str):
-    canonical = "NC" + SPATIAL[n]
-
     def kernel(data, **attrs):
         if not is_float(data) or data.ndim != n + 2 or data.size == 0:
             return reference(op_name, (data,), attrs)
-        pool = ntuple(attrs.get("pool_size", 1), n)
-        strides = ntuple(attrs.get("strides", 1), n)
-        dilation = ntuple(attrs.get("dilation", 1), n)
-        before, after = padding_pairs(attrs.get("padding", 0), n)
-        layout = attrs.get("layout") or canonical
-        x = to_canonical(data, layout, canonical)
-        out_size = tuple(pool_out(x.shape[2 + i], pool[i], strides[i], dilation[i], before[i],
-                                  after[i], bool(attrs.get("ceil_mode", False)))
-                         for i in range(n))
-        out = np.empty(x.shape[:2] + out_size, x.dtype)
-        pool_ncdhw(as_ncdhw(x), as_ncdhw(out), to3(pool, 1), to3(strides, 1),
-                   to3(dilation, 1), to3(before, 0), to3(after, 0), kind == "max",
-                   bool(attrs.get("count_include_pad", False)))
-        return (from_canonical(out, canonical, attrs.get("out_layout") or layout),)
+        window = PoolWindow(data, attrs, n)
+        out = np.empty(window.x.shape[:2] + window.out_size, window.x.dtype)
+        pool_ncdhw(as_ncdhw(window.x), as_ncdhw(out), *window.as3(), kind == "max",
+                   window.count_include_pad)
+        return (window.finish(out),)
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
     return kernel

@@ -13,8 +13,8 @@ import numpy as np
 from numba import cuda
 
 from .. import register_kernel
-from .._geometry import (SPATIAL, as_arb, as_ncdhw, conv_out, from_canonical, is_float,
-                         ntuple, padding_pairs, pool_out, reference, to3, to_canonical)
+from .._geometry import (SPATIAL, PoolWindow, as_arb, as_ncdhw, conv_out, from_canonical, is_float,
+                         ntuple, padding_pairs, reference, to3, to_canonical)
 from ._launch import launch, run, to_device
 
 
@@ -187,27 +187,16 @@ def pool_kernel(x, geometry, out):
 
 
 def _pool_kernel(op_name: str, n: int, kind: str):
-    canonical = "NC" + SPATIAL[n]
-
     def kernel(data, **attrs):
         if not is_float(data) or data.ndim != n + 2 or data.size == 0:
             return reference(op_name, (data,), attrs)
-        pool = ntuple(attrs.get("pool_size", 1), n)
-        strides = ntuple(attrs.get("strides", 1), n)
-        dilation = ntuple(attrs.get("dilation", 1), n)
-        before, after = padding_pairs(attrs.get("padding", 0), n)
-        layout = attrs.get("layout") or canonical
-        x = to_canonical(data, layout, canonical)
-        out_size = tuple(pool_out(x.shape[2 + i], pool[i], strides[i], dilation[i], before[i],
-                                  after[i], bool(attrs.get("ceil_mode", False)))
-                         for i in range(n))
-        geometry = np.array(to3(pool, 1) + to3(strides, 1) + to3(dilation, 1) + to3(before, 0)
-                            + to3(after, 0) + (int(kind == "max"),
-                                               int(bool(attrs.get("count_include_pad")))),
-                            np.int64)
-        out = run(pool_kernel, x.shape[:2] + to3(out_size, 1), x.dtype, as_ncdhw(x), geometry)
-        out = out.reshape(x.shape[:2] + out_size)
-        return (from_canonical(out, canonical, attrs.get("out_layout") or layout),)
+        window = PoolWindow(data, attrs, n)
+        geometry = np.array(sum(window.as3(), ()) + (int(kind == "max"),
+                                                      int(window.count_include_pad)), np.int64)
+        x = window.x
+        out = run(pool_kernel, x.shape[:2] + to3(window.out_size, 1), x.dtype, as_ncdhw(x),
+                  geometry)
+        return (window.finish(out.reshape(x.shape[:2] + window.out_size)),)
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CUDA (same contract as the reference implementation)."
     return kernel
