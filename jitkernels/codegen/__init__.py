@@ -237,6 +237,8 @@ def compile_primitive(func: E.Function):
         import numba  # noqa: F401
     except ImportError:
         return None
+    from ..threads import configure
+    configure()
     try:
         group = _Group(func)
     except Unsupported:
@@ -280,12 +282,21 @@ def compile_primitive(func: E.Function):
     return kernel
 
 
+INLINE_DENSE_MAX_FLOPS = 65536 * 4
+"""Largest ``M*N*K`` of an ``nn.dense`` computed inside generated code (numba's ``np.dot``,
+single-threaded: see :mod:`jitkernels.threads`); larger ones run on numpy's threaded BLAS
+as the anchor kernel. It is OpenBLAS's own threshold for going multi-threaded."""
+
+
 def _inline_anchor(node, operands):
-    """numba source computing the anchor inside the kernel (BLAS ``nn.dense``), or None."""
+    """numba source computing a small ``nn.dense`` inside the kernel, or None."""
     if node.op.name != "nn.dense" or not all(isinstance(o, int) for o in operands):
         return None
     data, weight = node.args
     types = [data._checked_type, weight._checked_type, node._checked_type]
     if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1:
+        return None
+    (rows, depth), units = types[0].shape, types[1].shape[0]
+    if int(rows) * int(depth) * int(units) > INLINE_DENSE_MAX_FLOPS:
         return None
     return f"np.dot(a{operands[0]}, a{operands[1]}.T)"

@@ -1,3 +1,10 @@
-"""numba CPU kernels; importing this package registers them (and imports numba)."""
+"""numba CPU kernels; importing this package registers them (and imports numba).
 
-from . import conv, gemm, norm, pool, reduce, resize  # noqa: F401
+Importing it also applies the process's threading policy (:func:`jitkernels.threads.configure`).
+"""
+
+from ..threads import configure as _configure_threads
+
+_configure_threads()
+
+from . import conv, gemm, norm, pool, reduce, resize  # noqa: E402,F401

@@ -1,20 +1,23 @@
-"""numba cores of the convolutions, destination-passing (they write into ``out``).
+"""Cores of the convolutions, destination-passing (they write into ``out``).
 
 Strategy (see docs/kernels.md): a convolution is one GEMM per image and group,
-``weight[O/G, I*K] @ columns[I*K, P]``. Columns come from a *serial* im2col into a buffer
-allocated once per call, and the GEMM is numba's ``np.dot`` (the same BLAS as numpy), which
-owns the threading: numba ``prange`` regions next to threaded BLAS fight over the cores. A
-1x1 convolution with stride 1 and no padding needs no im2col at all. Depthwise convolutions
+``weight[O/G, I*K] @ columns[I*K, P]``. Columns come from a *serial* numba im2col into a
+buffer allocated once per call, and the GEMM is numpy's (:func:`jitkernels.cpu.blas.gemm`,
+called from Python), which owns the threading: see :mod:`jitkernels.threads`. A 1x1
+convolution with stride 1 and no padding needs no im2col at all. Depthwise convolutions
 (one input channel per group) have too little work per GEMM; they run a direct ``prange``
 loop instead.
 
-These functions are plain ``@njit`` functions, so generated code can call them too.
+The im2col/col2im and depthwise loops are ``@njit`` functions; the drivers that call BLAS
+are plain Python.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from .blas import gemm
 
 
 @njit(cache=True, inline="always")
@@ -33,7 +36,7 @@ def _valid_range(offset, stride, size, count):
     return lo, hi
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def im2col_cdhw(x, cols, kernel, strides, dilation, pads, out_size):
     """Fill ``cols[(c, a, b, e), (i, j, t)]`` from one ``(C, D, H, W)`` image.
 
@@ -46,36 +49,35 @@ def im2col_cdhw(x, cols, kernel, strides, dilation, pads, out_size):
     channels, depth, height, width = x.shape
     kd, kh, kw = kernel
     od, oh, ow = out_size
-    for c in range(channels):
-        for a in range(kd):
-            for b in range(kh):
-                for e in range(kw):
-                    row = ((c * kd + a) * kh + b) * kw + e
-                    x_off = e * dilation[2] - pads[2]
-                    lo, hi = _valid_range(x_off, strides[2], width, ow)
-                    col = 0
-                    for i in range(od):
-                        z = i * strides[0] - pads[0] + a * dilation[0]
-                        for j in range(oh):
-                            y = j * strides[1] - pads[1] + b * dilation[1]
-                            if z < 0 or z >= depth or y < 0 or y >= height:
-                                for t in range(ow):
-                                    cols[row, col + t] = 0
-                            else:
-                                for t in range(lo):
-                                    cols[row, col + t] = 0
-                                if strides[2] == 1:
-                                    for t in range(lo, hi):
-                                        cols[row, col + t] = x[c, z, y, t + x_off]
-                                else:
-                                    for t in range(lo, hi):
-                                        cols[row, col + t] = x[c, z, y, t * strides[2] + x_off]
-                                for t in range(hi, ow):
-                                    cols[row, col + t] = 0
-                            col += ow
+    for row in prange(channels * kd * kh * kw):     # one row of cols per (c, a, b, e)
+        e = row % kw
+        b = (row // kw) % kh
+        a = (row // (kw * kh)) % kd
+        c = row // (kw * kh * kd)
+        x_off = e * dilation[2] - pads[2]
+        lo, hi = _valid_range(x_off, strides[2], width, ow)
+        col = 0
+        for i in range(od):
+            z = i * strides[0] - pads[0] + a * dilation[0]
+            for j in range(oh):
+                y = j * strides[1] - pads[1] + b * dilation[1]
+                if z < 0 or z >= depth or y < 0 or y >= height:
+                    for t in range(ow):
+                        cols[row, col + t] = 0
+                else:
+                    for t in range(lo):
+                        cols[row, col + t] = 0
+                    if strides[2] == 1:
+                        for t in range(lo, hi):
+                            cols[row, col + t] = x[c, z, y, t + x_off]
+                    else:
+                        for t in range(lo, hi):
+                            cols[row, col + t] = x[c, z, y, t * strides[2] + x_off]
+                    for t in range(hi, ow):
+                        cols[row, col + t] = 0
+                col += ow
 
 
-@njit(cache=True)
 def conv_ncdhw(x, w, out, cols, kernel, strides, dilation, pads, out_size, groups):
     """Grouped convolution of ``(N, C, D, H, W)`` data by im2col + one GEMM per group.
 
@@ -93,24 +95,26 @@ def conv_ncdhw(x, w, out, cols, kernel, strides, dilation, pads, out_size, group
     for n in range(x.shape[0]):
         im2col_cdhw(x[n], cols, kernel, strides, dilation, pads, out_size)
         for g in range(groups):
-            np.dot(w[g * per_group_out:(g + 1) * per_group_out], cols[g * rows:(g + 1) * rows],
-                   out[n, g * per_group_out:(g + 1) * per_group_out])
+            gemm(w[g * per_group_out:(g + 1) * per_group_out], cols[g * rows:(g + 1) * rows],
+                 out[n, g * per_group_out:(g + 1) * per_group_out])
 
 
-@njit(cache=True)
 def conv_pointwise(x, w, out, groups):
     """A 1x1, stride-1, unpadded grouped convolution: ``out[n] = w @ x[n]`` per group.
 
     Args:
         x: ``(N, C, P)``; w: ``(O, C/groups)``; out: ``(N, O, P)``, overwritten.
     """
+    if groups == 1:
+        gemm(w, x, out)             # one call: BLAS broadcasts w over the images
+        return
     per_group_out = w.shape[0] // groups
     per_group_in = w.shape[1]
     for n in range(x.shape[0]):
         for g in range(groups):
-            np.dot(w[g * per_group_out:(g + 1) * per_group_out],
-                   x[n, g * per_group_in:(g + 1) * per_group_in],
-                   out[n, g * per_group_out:(g + 1) * per_group_out])
+            gemm(w[g * per_group_out:(g + 1) * per_group_out],
+                 x[n, g * per_group_in:(g + 1) * per_group_in],
+                 out[n, g * per_group_out:(g + 1) * per_group_out])
 
 
 @njit(cache=True, parallel=True)
@@ -167,7 +171,6 @@ def im2col_hwc(x, cols, kernel, strides, dilation, pads, out_size):
                             cols[row, base + c] = x[y, xx, c]
 
 
-@njit(cache=True)
 def conv_nhwc(x, w, out, cols, kernel, strides, dilation, pads, out_size):
     """Ungrouped NHWC/HWIO convolution: ``out[n] = columns(x[n]) @ w``.
 
@@ -177,14 +180,12 @@ def conv_nhwc(x, w, out, cols, kernel, strides, dilation, pads, out_size):
     """
     for n in range(x.shape[0]):
         im2col_hwc(x[n], cols, kernel, strides, dilation, pads, out_size)
-        np.dot(cols, w, out[n])
+        gemm(cols, w, out[n])
 
 
-@njit(cache=True)
 def conv_nhwc_pointwise(x, w, out):
     """1x1 NHWC convolution: ``out[n] = x[n] @ w`` with x ``(N, P, C)``, w ``(C, O)``."""
-    for n in range(x.shape[0]):
-        np.dot(x[n], w, out[n])
+    gemm(x, w, out)
 
 
 @njit(cache=True)
@@ -213,7 +214,6 @@ def col2im_add(cols, out, kernel, strides, dilation, pads, in_size):
                         out[o, y, j * strides[1] + x_off] += cols[row, i * width + j]
 
 
-@njit(cache=True)
 def conv2d_transpose_nchw(x, wt, out, cols, kernel, strides, dilation, pads, groups):
     """Transposed convolution by one GEMM per image and group plus a col2im scatter.
 
@@ -228,6 +228,6 @@ def conv2d_transpose_nchw(x, wt, out, cols, kernel, strides, dilation, pads, gro
     for n in range(batch):
         flat = x[n].reshape(in_channels, height * width)
         for g in range(groups):
-            np.dot(wt[g], flat[g * per_group_in:(g + 1) * per_group_in], cols)
+            gemm(wt[g], flat[g * per_group_in:(g + 1) * per_group_in], cols)
             col2im_add(cols, out[n, g * per_group_out:(g + 1) * per_group_out], kernel,
                        strides, dilation, pads, (height, width))

@@ -1,33 +1,28 @@
-"""CPU kernels of ``nn.dense``, ``nn.matmul`` and ``nn.batch_matmul``: numba's ``np.dot``,
-which calls the same BLAS as numpy (and lets BLAS own the threads)."""
+"""CPU kernels of ``nn.dense``, ``nn.matmul`` and ``nn.batch_matmul``: numpy's BLAS GEMM
+(:func:`jitkernels.cpu.blas.gemm`), which owns the threads (see :mod:`jitkernels.threads`)."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .. import register_kernel
 from .._geometry import is_float, reference
+from .blas import gemm
 
 
-@njit(cache=True)
 def dense_core(x, w, out):
     """``out = x @ w.T`` for 2-D ``x (M, K)`` and ``w (U, K)``; ``out (M, U)``."""
-    np.dot(x, w.T, out)
+    gemm(x, w.T, out)
 
 
-@njit(cache=True)
 def batch_matmul_nn(a, b, out):
     """``out[i] = a[i or 0] @ b[i or 0]`` (a batch of 1 broadcasts)."""
-    for i in range(out.shape[0]):
-        np.dot(a[min(i, a.shape[0] - 1)], b[min(i, b.shape[0] - 1)], out[i])
+    gemm(a, b, out)
 
 
-@njit(cache=True)
 def batch_matmul_nt(a, b, out):
     """``out[i] = a[i or 0] @ b[i or 0].T`` (a batch of 1 broadcasts)."""
-    for i in range(out.shape[0]):
-        np.dot(a[min(i, a.shape[0] - 1)], b[min(i, b.shape[0] - 1)].T, out[i])
+    gemm(a, np.swapaxes(b, 1, 2), out)
 
 
 def _out_dtype(out_dtype, like):

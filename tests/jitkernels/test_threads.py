@@ -1,0 +1,47 @@
+"""The CPU threading policy of jitkernels.threads: one multi-threaded BLAS pool per process."""
+
+import os
+
+import pytest
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+pytest.importorskip("numba")
+
+import jitkernels  # noqa: E402
+from jitkernels import threads  # noqa: E402
+
+
+def _pools():
+    import scipy.linalg.cython_blas  # noqa: F401
+    return {os.path.basename(os.path.dirname(lib.filepath)): lib.num_threads
+            for lib in threadpoolctl.ThreadpoolController().lib_controllers
+            if lib.internal_api == "openblas"}
+
+
+def test_loading_cpu_kernels_limits_scipys_blas_to_one_thread():
+    jitkernels.get_kernel("nn.conv2d", "cpu")
+    pools = _pools()
+    scipy_pools = [n for name, n in pools.items() if "scipy" in name]
+    if not scipy_pools:
+        pytest.skip("scipy shares numpy's BLAS here: nothing to limit")
+    assert scipy_pools == [1]
+
+
+def test_numpys_blas_keeps_its_threads():
+    jitkernels.get_kernel("nn.conv2d", "cpu")
+    numpy_pools = [n for name, n in _pools().items() if "numpy" in name]
+    if not numpy_pools or (os.cpu_count() or 1) < 2 or any(
+            os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
+        pytest.skip("no separate numpy OpenBLAS, a single core, or threads pinned by the user")
+    assert numpy_pools[0] > 1
+
+
+def test_gomp_spincount_defaults_but_user_setting_wins(monkeypatch):
+    monkeypatch.setattr(threads, "_DONE", False)
+    monkeypatch.setenv("GOMP_SPINCOUNT", "12345")
+    threads.configure()
+    assert os.environ["GOMP_SPINCOUNT"] == "12345"
+    monkeypatch.setattr(threads, "_DONE", False)
+    monkeypatch.delenv("GOMP_SPINCOUNT")
+    threads.configure()
+    assert os.environ["GOMP_SPINCOUNT"] == threads.GOMP_SPINCOUNT
