@@ -88,12 +88,18 @@ def _tensor_types(ty, where: str) -> list:
             stack.extend(reversed(current.fields))
         elif isinstance(current, TensorType):
             if not all(isinstance(d, (int, np.integer)) for d in current.shape):
-                raise GraphUnsupportedError(f"graph executor needs static shapes; {where} has type "
-                              f"{current} (use the interpreter or the VM for dynamic shapes)")
+                raise GraphUnsupportedError(
+                    f"graph executor needs static shapes; {where} has type {current} (use "
+                    f"the interpreter or the VM for dynamic shapes)")
+            if current.dtype == "string":
+                raise GraphUnsupportedError(
+                    f"graph executor stores numeric tensors only; {where} has type {current} "
+                    f"(string tensors run on the interpreter)")
             out.append(current)
         else:
-            raise GraphUnsupportedError(f"graph executor supports tensors and tuples of tensors only; "
-                          f"{where} has type {current}")
+            raise GraphUnsupportedError(
+                f"graph executor supports tensors and tuples of tensors only; {where} has "
+                f"type {current}")
     return out
 
 
