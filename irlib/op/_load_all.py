@@ -22,6 +22,8 @@ from . import dyn  # noqa: F401  (dynamic-shape ops, added for the ONNX frontend
 from . import device_copy  # noqa: F401  (device_copy, for RewriteAnnotatedOps)
 from . import onnx_extra_ops  # noqa: F401  (ONNX-only ops: attention, resize, ...)
 from . import onnx_misc_ops  # noqa: F401
+from . import nn_conv3d_transpose, onnx_vision_ops, onnx_sampling_ops  # noqa: F401
+from . import onnx_signal_ops  # noqa: F401  (STFT, MelWeightMatrix, TensorScatter, AffineGrid)
 
 
 def _name_relation_errors() -> None:

@@ -22,8 +22,9 @@ from .nn_pool_nd import *  # noqa: F401,F403
 from .nn_pool_nd import __all__ as _pool_nd_all
 from .nn_space import *  # noqa: F401,F403
 from .nn_space import __all__ as _space_all
+from .nn_conv3d_transpose import conv3d_transpose  # noqa: F401
 from .image import upsampling  # noqa: F401
 
 __all__ = (list(_basic_all) + list(_conv_all) + list(_pool_all) + list(_more_all)
            + list(_convnd_all) + list(_norm_all) + list(_pool_nd_all) + list(_space_all)
-           + ["upsampling"])
+           + ["upsampling", "conv3d_transpose"])

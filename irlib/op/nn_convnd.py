@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
+from ..ir.dims import Any, AnyDim
 from ..ir.expr import const
 from ..ir.types import TensorType, normalize_dtype
 from ._layouts import from_canonical, layout_positions, to_canonical
@@ -58,7 +59,13 @@ def padding_n(padding, n: int, what: str = "padding") -> tuple:
 
 
 def conv_out_size(size, kernel, stride, dilation, before, after):
-    """Output length of a convolution/pooling window along one axis."""
+    """Output length of a convolution/pooling window along one axis.
+
+    ``size`` and ``kernel`` may be ints, symbolic dims (the result is then the symbolic
+    ``floordiv`` expression) or ``Any`` (the result is ``Any``: Any has no arithmetic).
+    """
+    if isinstance(size, AnyDim) or isinstance(kernel, AnyDim):
+        return Any
     return (size + before + after - dilation * (kernel - 1) - 1) // stride + 1
 
 
@@ -356,9 +363,11 @@ def _conv1d_transpose_rel(arg_types, attrs):
     (dilation,) = ntuple(attrs["dilation"], 1, f"{name}: dilation")
     (extra,) = ntuple(attrs["output_padding"], 1, f"{name}: output_padding")
     before, after = padding_n(attrs["padding"], 1, f"{name}: padding")
-    kernel = weight.shape[k_pos["W"]]
-    width = ((data.shape[d_pos["W"]] - 1) * stride - before - after
-             + dilation * (kernel - 1) + 1 + extra)
+    kernel, width = weight.shape[k_pos["W"]], data.shape[d_pos["W"]]
+    if not (isinstance(width, AnyDim) or isinstance(kernel, AnyDim)):  # Any has no arithmetic
+        width = (width - 1) * stride - before - after + dilation * (kernel - 1) + 1 + extra
+    else:
+        width = Any
     if isinstance(width, int) and width <= 0:
         raise TypeInferenceError(f"{name}: padding {before, after} leaves no output")
     dims = {"N": data.shape[d_pos["N"]], "C": out_channels, "W": width}

@@ -18,7 +18,8 @@ constant           ``Tensor[shape, dtype]`` of its data
                    relation, run by the solver once ``ta``, ``tb`` are known
 ``let``            the variable is bound before its value is checked (letrec); a function
                    value's signature is known before its body is checked
-``if``             condition ``bool`` scalar; branches unify
+``if``             condition ``bool`` scalar; branches unify, or join when both are known
+                   tensors (tuples) of one dtype and rank: differing dims become ``Any``
 ``fn``             ``fn (params) -> ret``; the body unifies with ``ret``
 ``match``          patterns constrain the scrutinee (:mod:`.patterns`), clause bodies
                    unify; a complete match is checked for coverage (:mod:`.match_coverage`)
@@ -37,6 +38,7 @@ from ..ir import expr as E
 from ..ir.functor import children, pattern_vars
 from ..ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
 from ..op import registry
+from .join import join_types
 from .match_coverage import missing_cases
 from .patterns import check_pattern
 from .reports import ErrorCollector
@@ -270,8 +272,13 @@ class Checker:
     def _exit_if(self, node):
         self.unify_or_report(_BOOL, self.types[node.cond], node.cond,
                              "the condition of an if must be a bool scalar")
-        then_type = self.types[node.true_branch]
-        merged = self.unify_or_report(then_type, self.types[node.false_branch], node,
+        then_type, else_type = self.types[node.true_branch], self.types[node.false_branch]
+        # Known tensor branches whose dims differ join with Any dims (see .join); anything
+        # else (holes still to learn, ADTs, functions) unifies as in Relay.
+        joined = join_types(self.unifier.resolve(then_type), self.unifier.resolve(else_type))
+        if joined is not None:
+            return joined
+        merged = self.unify_or_report(then_type, else_type, node,
                                       "the branches of the if have different types")
         return then_type if merged is None else merged
 

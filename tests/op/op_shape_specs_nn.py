@@ -60,6 +60,7 @@ SPECS["nn.conv2d"] = _conv(2)
 SPECS["nn.conv3d"] = _conv(3)
 SPECS["nn.conv1d_transpose"] = _conv(1, True)
 SPECS["nn.conv2d_transpose"] = _conv(2, True)
+SPECS["nn.conv3d_transpose"] = _conv(3, True)
 
 
 @spec("nn.conv2d_backward_weight")

@@ -34,7 +34,7 @@ def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
     Args:
         model: an ``onnx.ModelProto`` or a path to a ``.onnx`` file (external data loads).
         shape_dict: ``{input_name: shape}`` overriding the shapes the model declares; a dim
-            may be an int, a string (a named size variable) or None/-1 (unknown).
+            may be an int, a string (a named size variable) or None/-1/``Any`` (unknown).
         dtype_dict: the dtype (str) or ``{input_name: dtype}`` of inputs whose element type
             the model leaves open.
         opset: overrides the default-domain opset the model declares.

@@ -319,11 +319,11 @@ def _pads(padding, rank):
     return padding
 
 
-@_rule("nn.conv1d_transpose", "nn.conv2d_transpose")
+@_rule("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")
 def _conv_transpose(graph, call, args, attrs, opset):
     rank = len(call.args[0].checked_type.shape) - 2
-    _require_layout(attrs, "data_layout", {1: "NCW", 2: "NCHW"}[rank])
-    _require_layout(attrs, "kernel_layout", {1: "IOW", 2: "IOHW"}[rank])
+    _require_layout(attrs, "data_layout", {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank])
+    _require_layout(attrs, "kernel_layout", {1: "IOW", 2: "IOHW", 3: "IODHW"}[rank])
     kernel = _dims(call.args[1].checked_type)[2:]
     return graph.node("ConvTranspose", [args[0], args[1]], kernel_shape=kernel,
                       strides=list(attrs["strides"]), pads=_pads(attrs["padding"], rank),

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import IRError
 from ...ir import expr as E
-from ...ir.dims import Any, size_var
+from ...ir.dims import Any, AnyDim, size_var
 from ...ir.module import IRModule
 from ...ir.types import TensorType, TupleType
 from ...ndarray import NDArray
@@ -340,8 +340,9 @@ class Importer:
             tensor = type_proto.tensor_type
             dtype = onnx_dtype(tensor.elem_type) if tensor.elem_type else self._input_dtype(name)
             if name in self.shape_dict:
-                shape = tuple(Any if d is None or d == -1 else (size_var(d) if isinstance(d, str)
-                              else int(d)) for d in self.shape_dict[name])
+                shape = tuple(Any if d is None or isinstance(d, AnyDim) or d == -1
+                              else (size_var(d) if isinstance(d, str) else int(d))
+                              for d in self.shape_dict[name])
             elif tensor.HasField("shape"):
                 shape = tuple(self._dim(dim) for dim in tensor.shape.dim)
             else:
@@ -349,7 +350,13 @@ class Importer:
             return TensorType(shape, dtype)
         if which == "sequence_type":
             from ...ir.types import TypeCall
-            element = self.value_type(type_proto.sequence_type.elem_type, name)
+            elem = type_proto.sequence_type.elem_type
+            if elem.WhichOneof("value") == "tensor_type" and name not in self.shape_dict and \
+                    not elem.tensor_type.HasField("shape"):
+                # the element rank is left to type inference (from how the list is used)
+                from ...ir.types import IncompleteType, TypeCall
+                return TypeCall(self.prelude.mod.get_global_type_var("List"), [IncompleteType()])
+            element = self.value_type(elem, name)
             if isinstance(element, TensorType):  # elements may differ in shape
                 element = TensorType([Any] * len(element.shape), element.dtype)
             return TypeCall(self.prelude.mod.get_global_type_var("List"), [element])

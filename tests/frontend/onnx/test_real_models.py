@@ -5,7 +5,9 @@ imports them and the reference interpreter and the graph executor match onnxrunt
   front end, conv encoder and LSTM decoder with a recurrent state, and `If` subgraphs (the
   outer one picks the 16 kHz or the 8 kHz network from the ``sr`` input, inner ones are
   torch's exported ``squeeze(dim)``). Run over consecutive chunks of a synthetic waveform,
-  threading the state through.
+  threading the state through: per rate with ``sr`` folded and a static chunk length, and
+  as one import of the unmodified model with ``sr`` and the chunk length known only at run
+  time (the reference interpreter runs the If).
 * rapidocr-onnxruntime (``pip install rapidocr-onnxruntime``): the PP-OCR pipeline, a
   DB text detector (PP-OCRv4 det, a CNN with ConvTranspose/Resize), a text-direction
   classifier (PP-OCR mobile v2 cls) and a recognizer (PP-OCRv4 rec, a transformer-style
@@ -28,7 +30,11 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import numpy_helper  # noqa: E402
 
 import interp  # noqa: E402
+from interp.graph_lower import GraphUnsupportedError  # noqa: E402
+from irlib import TensorType, size_var  # noqa: E402
 from irlib.frontend.onnx import from_onnx  # noqa: E402
+from irlib.ir.dims import Any  # noqa: E402
+from irlib.transform import InferType  # noqa: E402
 
 RTOL = 1e-4
 
@@ -74,10 +80,11 @@ def _waveform(samples, rate):
 def _silero_for_rate(path, rate):
     """silero_vad.onnx with ``sr`` made a constant: the outer If folds to one network.
 
-    With ``sr`` a run-time input the If must type both branches for one chunk length, but
-    the 8 kHz branch does not type-check on a 512-sample chunk (and the 16 kHz one not on
-    256 samples): onnxruntime only ever runs the taken branch. A caller picks a rate once,
-    so the model is imported per rate.
+    With ``sr`` a run-time input and a static chunk length the If must type both branches
+    for that length, but the 8 kHz branch does not type-check on a 512-sample chunk (and the
+    16 kHz one not on 256 samples): onnxruntime only ever runs the taken branch. For static
+    shapes (the graph executor) the model is imported per rate; a symbolic chunk length
+    types both (``test_silero_vad_runtime_rate_and_length``).
     """
     model = onnx.load(str(path))
     sr = next(i for i in model.graph.input if i.name == "sr")
@@ -121,6 +128,57 @@ def test_silero_vad_state_matches_onnx_reference():
     got = _run(mod, None, "debug", [x, state])
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
+
+
+def _silero_dynamic(path, length="n"):
+    """The unmodified model: ``sr`` an input, the chunk length ``length`` (a size variable's
+    name, or ``Any``). The batch stays 1: irlib's LSTM needs a static batch."""
+    mod, params = from_onnx(str(path), shape_dict={"input": (1, length), "state": (2, 1, 128)})
+    assert [p.name_hint for p in mod["main"].params] == ["input", "state", "sr"]
+    return mod, params
+
+
+@pytest.mark.parametrize("length", ["n", Any], ids=["symbolic", "any"])
+def test_silero_vad_runtime_rate_and_length(length):
+    """One import runs 16 kHz (512-sample) and 8 kHz (256-sample) streams: the outer If on
+    ``sr`` is decided at run time, each chunk gives the length anew."""
+    path = _model_file("silero_vad", "data/silero_vad.onnx")
+    mod, _ = _silero_dynamic(path, length)
+    main = InferType()(mod)["main"]
+    dim = size_var(length) if isinstance(length, str) else Any
+    assert main.checked_type.arg_types[0] == TensorType((1, dim), "float32")
+    run = interp.create_executor("debug", mod=mod).evaluate()
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for rate, chunk in ((16000, 512), (8000, 256)):
+        wave = _waveform(4 * chunk, rate)
+        state = np.zeros((2, 1, 128), "float32")
+        for start in range(0, len(wave), chunk):
+            feeds = {"input": wave[None, start:start + chunk], "state": state,
+                     "sr": np.array(rate, "int64")}
+            want = session.run(None, feeds)
+            got = [g.numpy() for g in run(feeds["input"], state, feeds["sr"])]
+            _compare(got, want, SILERO_ATOL)
+            state = got[1]
+
+
+def test_silero_vad_runtime_rate_on_the_graph_executor_path():
+    """The graph executor needs static shapes and no control flow: ``build`` says so, and
+    ``create_executor("graph")`` falls back to the interpreter (``executor.fallback``)."""
+    path = _model_file("silero_vad", "data/silero_vad.onnx")
+    mod, params = _silero_dynamic(path)
+    with pytest.raises(GraphUnsupportedError, match="static shapes"):
+        interp.build(mod, target="cpu", params=params)
+    executor = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
+                                      params=params)
+    run = executor.evaluate()
+    assert "static shapes" in executor.fallback
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    state = np.zeros((2, 1, 128), "float32")
+    for rate, chunk in ((8000, 256), (16000, 512)):
+        x = _waveform(chunk, rate)[None]
+        want = session.run(None, {"input": x, "state": state, "sr": np.array(rate, "int64")})
+        got = run(x, state, np.array(rate, "int64"))
+        _compare([g.numpy() for g in got], want, SILERO_ATOL)
 
 
 @pytest.mark.parametrize("executor", ["debug", "graph"])

@@ -16,3 +16,6 @@ from . import misc  # noqa: F401
 from . import loops  # noqa: F401
 from . import sequence  # noqa: F401
 from . import contrib  # noqa: F401
+from . import signal  # noqa: F401
+from . import vision  # noqa: F401
+from . import contrib_bert  # noqa: F401

@@ -1,9 +1,16 @@
 """Control flow: ``If`` as an irlib ``If`` expression whose branches are the converted
-subgraphs (they see the outer graph's values through the enclosing context)."""
+subgraphs (they see the outer graph's values through the enclosing context).
+
+A condition known at import time converts only the taken branch. A run-time one converts
+both; their outputs must agree on a type: dims that differ join to ``Any``, and torch's
+``squeeze(dim)`` pattern types as the squeezed rank (see :func:`_reconcile`).
+"""
 
 from __future__ import annotations
 
 from ....ir import expr as E
+from ....ir.types import TensorType, TupleType
+from ....typeinf.join import join_types
 from ..registry import converter
 from .common import unsupported
 
@@ -38,13 +45,73 @@ def _if(ctx, inputs, attrs):
         return convert_subgraph(ctx, attrs["then_branch" if bool(value) else "else_branch"])
     then_outputs = convert_subgraph(ctx, attrs["then_branch"])
     else_outputs = convert_subgraph(ctx, attrs["else_branch"])
+    if len(then_outputs) != len(else_outputs):
+        unsupported(f"If branches with {len(then_outputs)} and {len(else_outputs)} outputs")
+    types = []
+    for index in range(len(then_outputs)):
+        then_outputs[index], else_outputs[index], ty = _reconcile(
+            ctx, then_outputs[index], else_outputs[index], index)
+        types.append(ty)
     then_body = then_outputs[0] if len(then_outputs) == 1 else ctx.make_tuple(then_outputs)
     else_body = else_outputs[0] if len(else_outputs) == 1 else ctx.make_tuple(else_outputs)
-    then_type, else_type = ctx.type_of(then_body), ctx.type_of(else_body)
-    if then_type != else_type:
-        unsupported(f"If branches of different types ({then_type} vs {else_type}) are not "
-                    "supported")
-    node = ctx.set_type(E.If(cond, then_body, else_body), then_type)
+    node = ctx.set_type(E.If(cond, then_body, else_body),
+                        types[0] if len(types) == 1 else TupleType(types))
     if len(then_outputs) == 1:
         return [node]
     return [ctx.tuple_get(node, i) for i in range(len(then_outputs))]
+
+
+def _reconcile(ctx, then_value, else_value, index):
+    """Make one output of the two branches of a run-time ``If`` agree on a type.
+
+    * equal types: kept;
+    * tensors of one dtype and rank whose dims differ: the join, ``Any`` where they differ
+      (the type checker joins If branches the same way);
+    * tensors whose ranks differ, where the lower-rank shape is the higher-rank one with some
+      axes left out that may have size 1 (torch exports ``squeeze(dim)`` as ``If(shape[d] ==
+      1, Squeeze(x, d), Identity(x))``): the lower-rank type; the higher-rank branch squeezes
+      those axes, which fails at run time (squeeze's "dimension d of ... is k, not 1")
+      unless they have size 1. Typing needs one rank, and the squeezed one is what the
+      exporter's code after the ``If`` was written for.
+
+    Returns:
+        ``(then_value, else_value, type)``.
+
+    Raises:
+        OpNotImplemented: for other mismatches (dtype, tuple structure, unrelated ranks).
+    """
+    then_type, else_type = ctx.type_of(then_value), ctx.type_of(else_value)
+    if then_type == else_type:
+        return then_value, else_value, then_type
+    joined = join_types(then_type, else_type)
+    if joined is not None:
+        return then_value, else_value, joined
+    if (isinstance(then_type, TensorType) and isinstance(else_type, TensorType)
+            and then_type.dtype == else_type.dtype and then_type.ndim != else_type.ndim):
+        low, high = sorted((then_type, else_type), key=lambda t: t.ndim)
+        axes = _dropped_axes(high.shape, low.shape)
+        if axes is not None:
+            if high is then_type:
+                then_value = ctx.emit("squeeze", then_value, axis=axes)
+            else:
+                else_value = ctx.emit("squeeze", else_value, axis=axes)
+            return then_value, else_value, join_types(low, ctx.type_of(
+                then_value if high is then_type else else_value))
+    unsupported(f"If output {index}: the branches have types {then_type} and {else_type}, "
+                "which neither join (same dtype and rank) nor differ only by axes of size 1 "
+                "that the lower-rank branch squeezes out")
+
+
+def _dropped_axes(high, low):
+    """The axes of shape ``high`` that, left out, give shape ``low`` (dims compared for
+    equality, first match first); None when there are none such or one has a static size
+    other than 1."""
+    position, dropped = 0, []
+    for axis, dim in enumerate(high):
+        if position < len(low) and dim == low[position]:
+            position += 1
+        elif isinstance(dim, int) and dim != 1:
+            return None
+        else:
+            dropped.append(axis)
+    return dropped if position == len(low) else None

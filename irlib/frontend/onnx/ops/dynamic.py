@@ -52,13 +52,27 @@ def slice_(ctx, data, starts, ends, axes, steps):
                     int64(ctx, steps), axes)
 
 
+def _scatter_pads(ctx, pads, axes, ndim):
+    # run-time axes: pads[i] goes to (axis_i + ndim) % ndim, pads[i + k] to that plus ndim
+    axes = int64(ctx, axes)
+    rank = ctx.const(np.int64(ndim))
+    axes = ctx.emit("floor_mod", ctx.emit("add", axes, rank), rank)
+    positions = ctx.emit("concatenate", ctx.make_tuple([axes, ctx.emit("add", axes, rank)]),
+                         axis=0)
+    return ctx.emit("onnx.scatter_nd", ctx.const(np.zeros(2 * ndim, "int64")),
+                    ctx.emit("expand_dims", positions, axis=1), pads, reduction="none")
+
+
 def pad(ctx, data, pads, value, mode, axes):
-    """``Pad`` (opset 11+) with run-time pads."""
+    """``Pad`` (opset 11+) with run-time pads; ``axes`` is None, a list of ints, or a
+    run-time tensor."""
     ndim = ctx.ndim(data)
     if mode not in ("constant", "edge", "reflect", "wrap"):
         unsupported(f"Pad mode {mode!r} is not supported")
     pads = int64(ctx, pads)
-    if axes is not None:
+    if axes is not None and not isinstance(axes, (list, tuple)):
+        pads = _scatter_pads(ctx, pads, axes, ndim)
+    elif axes is not None:
         # scatter the per-axis pads into a full (begin..., end...) vector
         axes = [normalize_axis(a, ndim) for a in axes]
         index = np.full(2 * ndim, len(axes) * 2, dtype="int64")

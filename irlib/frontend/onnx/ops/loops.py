@@ -25,6 +25,7 @@ from ....ir.types import FuncType, TensorType, TupleType
 from .. import OpNotImplemented
 from ..registry import converter
 from .common import normalize_axis, unsupported
+from .sequence import refine_empty_sequences
 
 
 def _loose(ty):
@@ -65,7 +66,7 @@ def build_loop(ctx, state_init, make_body, trip_limit=None, name="loop"):
     counter_type = TensorType((), "int64")
     cond_type = TensorType((), "bool")
     loose = False
-    for _attempt in range(2):
+    for _attempt in range(3):  # exact types; SequenceEmpty states refined; loose dims
         state_types = [_loose(ctx.type_of(v)) if loose else ctx.type_of(v) for v in state_init]
         i_var = E.Var("i", counter_type)
         cond_var = E.Var("cond", cond_type)
@@ -79,6 +80,8 @@ def build_loop(ctx, state_init, make_body, trip_limit=None, name="loop"):
             continue
         if all(ctx.type_of(new) == ty for new, ty in zip(new_states, state_types)):
             break
+        if refine_empty_sequences(ctx, state_init, new_states):
+            continue
         if loose:
             unsupported(f"{name}: loop-carried values change rank or dtype")
         loose = True

@@ -40,7 +40,7 @@ def _auto_pads(ctx, attrs, in_sizes, kernel, strides, dilations):
 
 
 def _conv_name(rank: int, transpose: bool = False) -> str:
-    if rank not in (1, 2, 3) or transpose and rank == 3:
+    if rank not in (1, 2, 3):
         unsupported(f"{'ConvTranspose' if transpose else 'Conv'} with {rank} spatial dims "
                     "is not supported")
     return f"nn.conv{rank}d" + ("_transpose" if transpose else "")
@@ -138,10 +138,9 @@ def _pool(kind: str):
         common = dict(pool_size=kernel, strides=strides, padding=pads,
                       layout=_LAYOUTS[rank][0], ceil_mode=ceil)
         if kind == "max":
-            if ctx.num_outputs > 1:
-                unsupported("MaxPool's Indices output is not supported")
-            if attrs.get("storage_order", 0):
-                unsupported("MaxPool storage_order=1 is not supported")
+            if ctx.num_outputs > 1:  # storage_order only changes the Indices output
+                from .vision import max_pool_with_indices
+                return max_pool_with_indices(ctx, data, attrs, pads)
             result = ctx.emit(f"nn.max_pool{rank}d", data, dilation=dilations, **common)
         elif kind == "avg":
             result = ctx.emit(f"nn.avg_pool{rank}d", data, dilation=dilations,

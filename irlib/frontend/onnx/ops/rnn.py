@@ -1,8 +1,10 @@
 """Recurrent ONNX ops (RNN, GRU, LSTM), unrolled over the (static) sequence length.
 
 Each step is a handful of ``nn.dense`` + elementwise calls; forward, reverse and
-bidirectional layers and both layouts are supported. Variable ``sequence_lens`` (shorter
-sequences in a batch) are refused.
+bidirectional layers and both layouts are supported. With ``sequence_lens`` (shorter
+sequences in a batch, known only at run time), step ``t`` of batch entry ``b`` updates the
+state only where ``t < sequence_lens[b]`` and yields zeros elsewhere: the final state is the
+state after the entry's last step, and a reverse pass starts at the entry's own last step.
 """
 
 from __future__ import annotations
@@ -73,13 +75,28 @@ def _prepare(ctx, inputs, attrs, gates):
     seq_lens = inputs[4] if len(inputs) > 4 else None
     if seq_lens is not None:
         lens = ctx.const_value(seq_lens)
-        if lens is None or not np.all(lens == steps):
-            unsupported("recurrent ops with variable sequence_lens are not supported")
+        if lens is not None and np.all(lens == steps):
+            seq_lens = None
+        else:
+            # [batch, 1] so that it broadcasts against the [batch, hidden] states
+            seq_lens = ctx.emit("reshape", ctx.emit("cast", seq_lens, dtype="int64"),
+                                newshape=[batch, 1])
     direction = attrs.get("direction", "forward")
     directions = 2 if direction == "bidirectional" else 1
     hidden = attrs.get("hidden_size") or int(ctx.shape(inputs[2])[-1])
     xs = [ctx.emit("take", x, ctx.const(np.int64(t)), axis=0, mode="clip") for t in range(steps)]
-    return xs, layout, direction, directions, int(hidden), batch
+    return xs, layout, direction, directions, int(hidden), batch, seq_lens
+
+
+def _masked(ctx, seq_lens, t, new, old):
+    """``new`` where step ``t`` is inside the entry's sequence, else ``old`` (the state held
+    over, or zeros for the step output when ``old`` is None)."""
+    if seq_lens is None:
+        return new
+    if old is None:
+        old = scalar(ctx, 0, ctx.dtype(new))
+    inside = ctx.emit("less", ctx.const(np.int64(t)), seq_lens)
+    return ctx.emit("where", inside, new, old)
 
 
 def _state(ctx, tensor, d, batch, hidden, dtype, layout):
@@ -122,7 +139,7 @@ def _clip(ctx, value, attrs):
 
 @converter("RNN")
 def _rnn(ctx, inputs, attrs):
-    xs, layout, direction, directions, hidden, batch = _prepare(ctx, inputs, attrs, 1)
+    xs, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 1)
     dtype = ctx.dtype(inputs[0])
     acts = _activations(ctx, attrs, ["Tanh"], directions)
     ys_all, finals = [], [[]]
@@ -136,8 +153,8 @@ def _rnn(ctx, inputs, attrs):
             pre = ctx.emit("add", ctx.emit("add", ctx.emit("nn.dense", xs[t], w),
                                            ctx.emit("nn.dense", h, r)),
                            ctx.emit("add", wb, rb))
-            h = acts[d][0](_clip(ctx, pre, attrs))
-            ys[t] = h
+            h = _masked(ctx, lens, t, acts[d][0](_clip(ctx, pre, attrs)), h)
+            ys[t] = _masked(ctx, lens, t, h, None)
         ys_all.append(ys)
         finals[0].append(h)
     return _finish(ctx, ys_all, finals, layout)
@@ -145,7 +162,7 @@ def _rnn(ctx, inputs, attrs):
 
 @converter("GRU")
 def _gru(ctx, inputs, attrs):
-    xs, layout, direction, directions, hidden, batch = _prepare(ctx, inputs, attrs, 3)
+    xs, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 3)
     dtype = ctx.dtype(inputs[0])
     acts = _activations(ctx, attrs, ["Sigmoid", "Tanh"], directions)
     before_reset = attrs.get("linear_before_reset", 0)
@@ -175,9 +192,10 @@ def _gru(ctx, inputs, attrs):
                 pre = gate(wh, rh, wbh, rbh, ctx.emit("multiply", reset, h))
             candidate = g(_clip(ctx, pre, attrs))
             one = scalar(ctx, 1, dtype)
-            h = ctx.emit("add", ctx.emit("multiply", ctx.emit("subtract", one, z), candidate),
-                         ctx.emit("multiply", z, h))
-            ys[t] = h
+            h = _masked(ctx, lens, t, ctx.emit(
+                "add", ctx.emit("multiply", ctx.emit("subtract", one, z), candidate),
+                ctx.emit("multiply", z, h)), h)
+            ys[t] = _masked(ctx, lens, t, h, None)
         ys_all.append(ys)
         finals[0].append(h)
     return _finish(ctx, ys_all, finals, layout)
@@ -185,7 +203,7 @@ def _gru(ctx, inputs, attrs):
 
 @converter("LSTM")
 def _lstm(ctx, inputs, attrs):
-    xs, layout, direction, directions, hidden, batch = _prepare(ctx, inputs, attrs, 4)
+    xs, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 4)
     dtype = ctx.dtype(inputs[0])
     acts = _activations(ctx, attrs, ["Sigmoid", "Tanh", "Tanh"], directions)
     if attrs.get("input_forget", 0):
@@ -212,13 +230,14 @@ def _lstm(ctx, inputs, attrs):
                 f_pre = ctx.emit("add", f_pre, ctx.emit("multiply", pf, c))
             i_gate = f(_clip(ctx, i_pre, attrs))
             f_gate = f(_clip(ctx, f_pre, attrs))
-            c = ctx.emit("add", ctx.emit("multiply", f_gate, c),
-                         ctx.emit("multiply", i_gate, g(_clip(ctx, c_pre, attrs))))
+            c_new = ctx.emit("add", ctx.emit("multiply", f_gate, c),
+                             ctx.emit("multiply", i_gate, g(_clip(ctx, c_pre, attrs))))
             if peepholes is not None:
-                o_pre = ctx.emit("add", o_pre, ctx.emit("multiply", po, c))
+                o_pre = ctx.emit("add", o_pre, ctx.emit("multiply", po, c_new))
             o_gate = f(_clip(ctx, o_pre, attrs))
-            h = ctx.emit("multiply", o_gate, hact(c))
-            ys[t] = h
+            h = _masked(ctx, lens, t, ctx.emit("multiply", o_gate, hact(c_new)), h)
+            c = _masked(ctx, lens, t, c_new, c)
+            ys[t] = _masked(ctx, lens, t, h, None)
         ys_all.append(ys)
         finals[0].append(h)
         finals[1].append(c)

@@ -6,6 +6,10 @@ so their dims are ``?``; a tensor going into a sequence is re-typed that way wit
 ``length``, ``concat`` and two small polymorphic helpers this module adds to the output
 module; ConcatFromSequence is a ``foldl`` of ``concatenate``; SequenceMap is ``map`` over the
 (zipped) sequences with the body graph as a closure. An optional is ``Option[T]``.
+
+SequenceEmpty declares only a dtype: it is ``Nil`` whose element type stays a hole until the
+first SequenceInsert, or the Loop carrying it, tells its rank. SplitToSequence with a
+run-time scalar chunk size unfolds the list (Prelude ``unfoldr``) at run time.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import numpy as np
 
 from ....ir import expr as E
 from ....ir.dims import Any
-from ....ir.types import FuncType, TensorType, TupleType, TypeCall
+from ....ir.types import FuncType, IncompleteType, TensorType, TupleType, TypeCall
 from ..registry import converter
 from .common import constant_ints, normalize_axis, unsupported
 
@@ -53,8 +57,11 @@ def _list_type(ctx, element):
 
 
 def _element_type(ctx, seq):
-    ty = ctx.type_of(seq)
-    return ty.args[0]
+    element = ctx.type_of(seq).args[0]
+    if isinstance(element, IncompleteType):
+        unsupported("the element rank of a sequence is unknown here (an untyped sequence "
+                    "input, or a SequenceEmpty nothing was inserted into yet)")
+    return element
 
 
 def loosen(ctx, value):
@@ -98,7 +105,31 @@ def _sequence_construct(ctx, inputs, attrs):
 
 @converter("SequenceEmpty", since=11)
 def _sequence_empty(ctx, inputs, attrs):
-    unsupported("SequenceEmpty: the element rank of an empty sequence is unknown")
+    # ONNX declares only the dtype; the element rank comes from the first tensor inserted
+    # (SequenceInsert) or from what a Loop body makes of it (refine_empty_sequences)
+    return ctx.set_type(E.Call(_prelude(ctx).nil, ()), _list_type(ctx, IncompleteType()))
+
+
+def _unknown_element(ctx, seq) -> bool:
+    ty = ctx.type_of(seq)
+    return isinstance(ty, TypeCall) and isinstance(ty.args[0], IncompleteType)
+
+
+def refine_empty_sequences(ctx, initial, produced) -> bool:
+    """Give each SequenceEmpty in ``initial`` (a loop's initial carried values) the list type
+    that the loop body made of it (``produced``, the body's new values).
+
+    Returns:
+        Whether any type changed (the body must then be converted again).
+    """
+    changed = False
+    for value, new in zip(initial, produced):
+        new_type = ctx.type_of(new)
+        if _unknown_element(ctx, value) and isinstance(new_type, TypeCall) and \
+                not isinstance(new_type.args[0], IncompleteType):
+            ctx.set_type(value, new_type)
+            changed = True
+    return changed
 
 
 @converter("SequenceInsert", since=11)
@@ -106,8 +137,12 @@ def _sequence_insert(ctx, inputs, attrs):
     seq, value = inputs[0], loosen(ctx, inputs[1])
     position = inputs[2] if len(inputs) > 2 else None
     list_ty = ctx.type_of(seq)
+    if _unknown_element(ctx, seq):  # an empty sequence takes the type of its first element
+        list_ty = _list_type(ctx, ctx.type_of(value))
+        if isinstance(seq, E.Call) and seq.op is _prelude(ctx).nil:
+            ctx.set_type(seq, list_ty)
     if position is None:
-        tail = _cons_chain(ctx, [value], _element_type(ctx, seq))
+        tail = _cons_chain(ctx, [value], list_ty.args[0])
         return _call(ctx, "concat", [seq, tail], list_ty)
     return _call(ctx, "onnx_seq_insert", [seq, _index32(ctx, seq, position), value], list_ty)
 
@@ -170,7 +205,7 @@ def _split_to_sequence(ctx, inputs, attrs):
     split = constant_ints(ctx, inputs[1]) if len(inputs) > 1 and inputs[1] is not None else None
     keepdims = bool(attrs.get("keepdims", 1))
     if len(inputs) > 1 and inputs[1] is not None and split is None:
-        unsupported("SplitToSequence split must be known at import time")
+        return _split_at_run_time(ctx, data, inputs[1], axis, shape[axis])
     if split is None:
         sizes = [1] * shape[axis]
     elif ctx.ndim(inputs[1]) == 0:
@@ -188,6 +223,41 @@ def _split_to_sequence(ctx, inputs, attrs):
         pieces.append(loosen(ctx, piece))
         start += size
     return _cons_chain(ctx, pieces, ctx.type_of(pieces[0]))
+
+
+def _split_at_run_time(ctx, data, split, axis, extent):
+    """SplitToSequence by split sizes known only at run time: a 1-D ``split`` of static
+    length gives that many pieces (``dyn.split``); a scalar chunk size gives
+    ``ceil(extent / chunk)`` pieces, built by the Prelude's ``unfoldr`` from offset 0 (a
+    chunk size below 1, which ONNX forbids, gives an empty list rather than no end)."""
+    split = ctx.emit("cast", split, dtype="int64")
+    if ctx.ndim(split) == 1:
+        count = ctx.shape(split)[0]
+        if not isinstance(count, (int, np.integer)):
+            unsupported("SplitToSequence: a run-time split list needs a static length")
+        tup = ctx.emit("dyn.split", data, split, axis=axis)
+        pieces = [loosen(ctx, ctx.tuple_get(tup, i)) for i in range(int(count))]
+        return _cons_chain(ctx, pieces, ctx.type_of(pieces[0]))
+    chunk = ctx.emit("reshape", split, newshape=[])
+    end_of_axis = ctx.const(np.int64(extent))
+    offset_type = TensorType((), "int64")
+    piece_type = TensorType([Any] * ctx.ndim(data), ctx.dtype(data))
+    step_type = TupleType([offset_type, piece_type])
+    option = _option_type(ctx, step_type)
+    prelude = _prelude(ctx)
+
+    def step(start):
+        stop = ctx.emit("minimum", ctx.emit("add", start, chunk), end_of_axis)
+        vector = lambda v: ctx.emit("reshape", v, newshape=[1])  # noqa: E731
+        piece = ctx.emit("dyn.strided_slice", data, vector(start), vector(stop),
+                         ctx.const(np.ones(1, "int64")), ctx.const(np.array([axis], "int64")))
+        more = ctx.set_type(E.Call(prelude.some, (ctx.make_tuple([stop, piece]),)), option)
+        done = ctx.set_type(E.Call(prelude.none, ()), option)
+        go_on = ctx.emit("logical_and", ctx.emit("less", start, end_of_axis),
+                         ctx.emit("less", ctx.const(np.int64(0)), chunk))
+        return ctx.set_type(E.If(go_on, more, done), option)
+    fn = _lambda(ctx, [offset_type], step)
+    return _call(ctx, "unfoldr", [fn, ctx.const(np.int64(0))], _list_type(ctx, piece_type))
 
 
 @converter("SequenceMap", since=17)

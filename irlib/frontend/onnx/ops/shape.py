@@ -285,7 +285,10 @@ def _pad_v11(ctx, inputs, attrs):
         value = ctx.emit("reshape", value, newshape=[])
     axes = None
     if len(inputs) > 3 and inputs[3] is not None:
-        axes = require_ints(ctx, inputs[3], "Pad axes")
+        axes = constant_ints(ctx, inputs[3])
+        if axes is None:  # known only at run time
+            return dynamic.pad(ctx, data, inputs[1], value, attrs.get("mode", "constant"),
+                               inputs[3])
     if pads is None:
         return dynamic.pad(ctx, data, inputs[1], value, attrs.get("mode", "constant"), axes)
     return _pad(ctx, data, pads, attrs.get("mode", "constant"), value, axes)
