@@ -32,14 +32,7 @@ def _exact(*names):
 #: regex on case names -> why the case is expected to fail. Every entry names exact cases, and
 #: a listed case that passes fails the test (remove it from here), so the list stays exact.
 EXPECTED_FAILURES = {
-    _exact("adagrad", "adagrad_multiple", "adam", "adam_multiple", "momentum",
-           "momentum_multiple", "nesterov_momentum", "batchnorm_epsilon_training_mode",
-           "batchnorm_example_training_mode"):
-        "training-only ops (ai.onnx.preview.training optimizers) and BatchNormalization in "
-        "training mode are left out",
-    r"^test_ai_onnx_ml_|^test_tfidfvectorizer_": "ai.onnx.ml ops and TfIdfVectorizer are not "
-    "converted",
-    r"^test_image_decoder_": "ImageDecoder needs image codecs (not converted)",
+    r"^test_ai_onnx_ml_": "ai.onnx.ml ops are not converted",
     r"^test_flexattention(_[a-z0-9]+)*(?<!_ver26)$":
         "ai.onnx.preview.FlexAttention (score/prob-mod subgraphs) is not converted (its "
         "expanded forms pass)",

@@ -19,3 +19,4 @@ from . import contrib  # noqa: F401
 from . import signal  # noqa: F401
 from . import vision  # noqa: F401
 from . import contrib_bert  # noqa: F401
+from . import text_train  # noqa: F401

@@ -19,8 +19,11 @@ def _channel_view(ctx, vector, ndim):
 @converter("BatchNormalization")
 def _batch_norm(ctx, inputs, attrs):
     data, gamma, beta, mean, var = inputs[:5]
+    if attrs.get("training_mode", 0) and ctx.opset >= 14:
+        return _batch_norm_training(ctx, inputs, attrs)
     if attrs.get("training_mode", 0) or ctx.num_outputs > 1 and ctx.opset >= 14:
-        unsupported("BatchNormalization in training mode is not supported")
+        unsupported("BatchNormalization in training mode is not supported before opset 14, "
+                    "nor its running statistics outside training mode")
     if ctx.num_outputs > 1:
         unsupported("BatchNormalization's training outputs are not supported")
     epsilon = float(attrs.get("epsilon", 1e-5))
@@ -36,6 +39,38 @@ def _batch_norm(ctx, inputs, attrs):
         return ctx.emit("add", ctx.emit("multiply", data, scale), shift)
     return ctx.emit("add", ctx.emit("multiply", data, _channel_view(ctx, scale, ndim)),
                     _channel_view(ctx, shift, ndim))
+
+
+def _batch_norm_training(ctx, inputs, attrs):
+    """Opset 14+ training mode: normalize with the batch's own statistics (over every axis
+    but the channels, biased variance) and also return the running statistics
+    ``input * momentum + batch * (1 - momentum)``."""
+    data, gamma, beta, mean, var = inputs[:5]
+    ndim = ctx.ndim(data)
+    if ndim < 2:
+        unsupported("BatchNormalization in training mode needs [N, C, ...] data")
+    dtype, stats_dtype = ctx.dtype(data), ctx.dtype(mean)
+    momentum = float(attrs.get("momentum", 0.9))
+    axes = [0] + list(range(2, ndim))
+    batch_mean = ctx.emit("mean", data, axis=axes, keepdims=True)
+    centered = ctx.emit("subtract", data, batch_mean)
+    batch_var = ctx.emit("mean", ctx.emit("multiply", centered, centered), axis=axes,
+                         keepdims=True)
+    inv = ctx.emit("rsqrt", ctx.emit("add", batch_var,
+                                     scalar(ctx, float(attrs.get("epsilon", 1e-5)), dtype)))
+    gamma, beta = (value if ctx.dtype(value) == dtype else
+                   ctx.emit("cast", value, dtype=dtype) for value in (gamma, beta))
+    outputs = [ctx.emit("add", ctx.emit("multiply", ctx.emit("multiply", centered, inv),
+                                        _channel_view(ctx, gamma, ndim)),
+                        _channel_view(ctx, beta, ndim))]
+    for running, batch in ((mean, batch_mean), (var, batch_var)):
+        batch = ctx.emit("reshape", batch, newshape=[-1])
+        if ctx.dtype(batch) != stats_dtype:
+            batch = ctx.emit("cast", batch, dtype=stats_dtype)
+        outputs.append(ctx.emit(
+            "add", ctx.emit("multiply", running, scalar(ctx, momentum, stats_dtype)),
+            ctx.emit("multiply", batch, scalar(ctx, 1.0 - momentum, stats_dtype))))
+    return outputs[:max(ctx.num_outputs, 1)]
 
 
 def _normalize(ctx, data, axes, epsilon):
