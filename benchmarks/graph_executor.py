@@ -1,8 +1,10 @@
 """Latency of zoo models at batch 1: graph executor (cpu and python targets) vs interpreter.
 
-Run: ``python benchmarks/graph_executor.py [model ...] [--repeat N]`` (default: mlp,
-mobilenet, resnet18). Prints build time, median and min latency in ms for each engine, the
-ops left on the numpy reference, and the memory plan's activation footprint.
+Run: ``python benchmarks/graph_executor.py [model ...] [--repeat N] [--nodes K]`` (default:
+mlp, mobilenet, resnet18). Prints build time, median and min latency in ms for each engine,
+the ops left on the numpy reference, and the memory plan's activation footprint. With
+``--nodes K`` it also prints the K slowest graph nodes of the cpu build (min over the
+repeats, each node timed on its own) and the time per kind of node.
 """
 
 from __future__ import annotations
@@ -31,7 +33,42 @@ def _times_ms(fn, repeat: int) -> tuple:
     return float(np.median(times)) * 1e3, float(np.min(times)) * 1e3
 
 
-def bench(name: str, repeat: int, engines) -> dict:
+def _describe(fn) -> str:
+    """What a library function is: the fused group's anchor, or its op steps."""
+    if getattr(fn, "anchor_op", None) is not None or hasattr(fn, "jit_fn"):
+        return f"fused[{fn.anchor_op or 'elementwise'}]"
+    program = getattr(fn, "program", fn)
+    steps = getattr(program, "steps", None)
+    if steps is not None:
+        kind = "into" if program is not fn else "steps"
+        return f"{kind}[{','.join(s[-1] for s in steps if s[0] == 'call')}]"
+    return f"generated[{getattr(fn, '__name__', type(fn).__name__)}]"
+
+
+def node_profile(gmod, repeat: int, top: int) -> None:
+    """Print the ``top`` slowest nodes of a ready-to-run GraphModule and the time per kind."""
+    calls = gmod._runtime.calls
+    gmod.run()
+    times = np.empty((repeat, len(calls)))
+    for r in range(repeat):
+        for k, (fn, args) in enumerate(calls):
+            start = time.perf_counter()
+            fn(*args)
+            times[r, k] = time.perf_counter() - start
+    best = times.min(axis=0) * 1e3
+    print(f"  nodes: {len(calls)}, sum of per-node minima {best.sum():.3f} ms")
+    for k in np.argsort(-best)[:top]:
+        fn, args = calls[k]
+        print(f"  {best[k]:8.3f} ms  node {k:3d}  {_describe(fn):28s} "
+              f"{tuple(args[0].shape)} -> {tuple(args[-1].shape)}")
+    kinds: dict = {}
+    for k, (fn, _) in enumerate(calls):
+        kinds[_describe(fn)] = kinds.get(_describe(fn), 0.0) + best[k]
+    for kind, total in sorted(kinds.items(), key=lambda item: -item[1]):
+        print(f"  {total:8.3f} ms  total of {kind}")
+
+
+def bench(name: str, repeat: int, engines, nodes: int = 0) -> dict:
     mod, params = workload(name, 1)
     rng = np.random.default_rng(0)
     # Values of the unbound inputs in order (the lstm has one "data" input per step).
@@ -51,6 +88,9 @@ def bench(name: str, repeat: int, engines) -> dict:
         result = gmod.benchmark(interp.cpu(0), repeat=repeat, number=1)
         row[f"graph_{target}_ms"] = result.median * 1e3
         row[f"graph_{target}_min_ms"] = result.min * 1e3
+        if target == "cpu" and nodes:
+            print(f"{name}: per-node profile (cpu)")
+            node_profile(gmod, repeat, nodes)
         if target == "cpu":
             row["reference_ops"] = factory.report["reference_ops"]
             row["activation_kib"] = (factory.memory["planned_activation_bytes"] // 1024,
@@ -67,10 +107,12 @@ def main() -> None:
     parser.add_argument("models", nargs="*", default=["mlp", "mobilenet", "resnet18"])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--engines", default="cpu,python,interp")
+    parser.add_argument("--nodes", type=int, default=0,
+                        help="print the N slowest nodes of the cpu build")
     args = parser.parse_args()
     engines = set(args.engines.split(","))
     for name in args.models:
-        row = bench(name, args.repeat, engines)
+        row = bench(name, args.repeat, engines, args.nodes)
         print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in row.items()), flush=True)
 

@@ -1,18 +1,19 @@
 """GFLOP/s of the CPU conv2d and dense kernels on ResNet-50 layer shapes (batch 1, float32),
 next to np.matmul's GFLOP/s on the same GEMM shapes, measured in the same run.
 
-Run: ``python benchmarks/kernels.py [--repeat 20] [--layout NCHW|NHWC|both]``
+Run: ``python benchmarks/kernels.py [--repeat 20] [--layout NCHW|NHWC|both] [--stat min]``
 
 For a convolution the matmul column times ``np.matmul`` on the convolution's own GEMM
 (``[O, C*KH*KW] @ [C*KH*KW, OH*OW]``), so the ratio is what im2col and the kernel's
 overheads cost; the last line is np.matmul's figure on 2048x2048 (the machine's peak).
-FLOPs count 2 per multiply-add. Each figure is the median of ``repeat`` timed calls after
-warm-up calls (which also compile or load the kernels).
+FLOPs count 2 per multiply-add. Each figure is the median (``--stat min``: the fastest) of
+``repeat`` timed calls after warm-up calls (which also compile or load the kernels).
 
 Threads: by default BLAS (and numba) use every core. On a machine shared with other work,
 multi-threaded BLAS calls stall on the scheduler (10-100 ms per call whatever the shape), so
 pin them for stable ratios: ``OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python
-benchmarks/kernels.py``.
+benchmarks/kernels.py``, or compare the fastest calls (``--stat min``), which contention
+delays least.
 """
 
 from __future__ import annotations
@@ -50,10 +51,15 @@ RESNET50_CONVS = [
 RESNET50_DENSE = [("fc 2048>1000", 1, 2048, 1000)]
 
 
+STAT = statistics.median
+"""How :func:`median_seconds` summarises the samples (``min`` with ``--stat min``)."""
+
+
 def median_seconds(*functions, repeat: int, warmup: int = 3) -> list:
     """Median wall time of each of ``functions`` over ``repeat`` calls after ``warmup`` calls.
 
     The functions are timed in turn within each repeat, so a busy machine slows them alike.
+    (:data:`STAT` replaces the median by another summary, e.g. ``min``.)
     """
     for _ in range(warmup):
         for function in functions:
@@ -64,7 +70,7 @@ def median_seconds(*functions, repeat: int, warmup: int = 3) -> list:
             start = time.perf_counter()
             function()
             samples.append(time.perf_counter() - start)
-    return [statistics.median(samples) for samples in times]
+    return [STAT(samples) for samples in times]
 
 
 def conv_rows(repeat: int, layout: str):
@@ -107,7 +113,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--layout", choices=("NCHW", "NHWC", "both"), default="NCHW")
+    parser.add_argument("--stat", choices=("median", "min"), default="median",
+                        help="summary of the timed calls (min: least disturbed by other load)")
     args = parser.parse_args(argv)
+    global STAT
+    STAT = min if args.stat == "min" else statistics.median
     layouts = ("NCHW", "NHWC") if args.layout == "both" else (args.layout,)
     print(f"{'layer':<22} {'layout':<6} {'kernel GF/s':>11} {'matmul GF/s':>11} "
           f"{'ratio':>6} {'ms':>8}")

@@ -10,7 +10,9 @@ flattened output tensor, and writes its results into the output arrays.
    whole group into one numba function;
 2. otherwise a step list over the group's op calls, each run by its kernel from the
    ``jitkernels`` registry (``"cpu"``/``"cuda"``) or by its numpy reference implementation
-   (always on ``"python"``), with the result copied into the outputs.
+   (always on ``"python"``), with the result copied into the outputs. A group that is a
+   single op call whose kernel has a destination-passing form (``kernel.into(out,
+   *inputs, **attrs)``) calls that instead, writing straight into the output.
 
 It also says which ops ran on the numpy reference, so that ``build`` can report them.
 """
@@ -121,6 +123,37 @@ class _StepProgram:
             np.copyto(target, value, casting="unsafe")
 
 
+class _IntoCall:
+    """A group that is one op call on its (tensor) parameters, whose kernel writes into the
+    graph's output entry directly (``kernel.into``), with the op-by-op program as fallback
+    when ``into`` declines (e.g. an input it would send to the reference)."""
+
+    def __init__(self, into, attrs: dict, program: _StepProgram):
+        self.into, self.attrs, self.program = into, attrs, program
+        self.num_inputs = program.num_inputs
+        self.reference_ops, self.kernel_ops = program.reference_ops, program.kernel_ops
+
+    def __call__(self, *arrays):
+        count = self.num_inputs
+        if not self.into(arrays[count], *arrays[:count], **self.attrs):
+            self.program(*arrays)
+
+
+def _into_call(func: E.Function, program: _StepProgram, target: str):
+    """An :class:`_IntoCall` for ``func`` when it is ``op(%p0, %p1, ...)`` on tensors and
+    the op's kernel has an ``into`` form; else None."""
+    body = func.body
+    if not (isinstance(body, E.Call) and isinstance(body.op, E.Op)
+            and list(body.args) == list(func.params) and program.num_inputs == len(body.args)
+            and not get_def(body.op.name).tuple_output
+            and not any(isinstance(t, TupleType) for t in program.param_types)):
+        return None
+    into = getattr(_kernel_for(body.op.name, target), "into", None)
+    if into is None:
+        return None
+    return _IntoCall(into, dict(body.attrs) if body.attrs is not None else {}, program)
+
+
 def _as_tuples(value):
     if isinstance(value, list):
         return tuple(_as_tuples(v) for v in value)
@@ -179,4 +212,5 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
                                         generated.reference_ops, generated)
     program = _StepProgram(func, target)
     how = "kernels" if program.kernel_ops else "reference"
-    return CompiledFunction(program, how, program.reference_ops)
+    fn = _into_call(func, program, target) if program.kernel_ops else None
+    return CompiledFunction(fn or program, how, program.reference_ops)

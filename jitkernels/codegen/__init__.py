@@ -27,6 +27,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 
 import numpy as np
 
@@ -104,6 +105,11 @@ def _is_float_tensor(ty) -> bool:
 class FusedKernel:
     """A compiled group as a destination-passing callable ``fn(*inputs, *outputs)``.
 
+    When the anchor's kernel has a destination-passing form (``kernel.into(out, *inputs,
+    **attrs)`` returning True once it wrote ``out``), the anchor writes into a buffer kept
+    between calls (one per thread, so concurrent runs of one executor stay independent)
+    instead of allocating its result each call.
+
     Attributes:
         source: the generated source.
         reference_ops: ops of the group that run on their numpy reference (the anchor,
@@ -113,7 +119,8 @@ class FusedKernel:
             to run first, no rank-0 array to adapt), else None.
     """
 
-    def __init__(self, jit_fn, source: str, num_inputs: int, scalar_slots, anchor=None):
+    def __init__(self, jit_fn, source: str, num_inputs: int, scalar_slots, anchor=None,
+                 anchor_type=None):
         self.jit_fn = jit_fn
         self.source = source
         self.num_inputs = num_inputs
@@ -122,14 +129,25 @@ class FusedKernel:
         self.anchor_op = anchor[3] if anchor else None
         self.reference_ops = [anchor[3]] if anchor and anchor[4] else []
         self.direct = jit_fn if anchor is None and not self.scalar_slots else None
+        self._into = getattr(anchor[0], "into", None) if anchor else None
+        self._anchor_type = anchor_type     # (shape, numpy dtype) of the anchor's result
+        self._local = threading.local()
+
+    def _anchor_value(self, arrays) -> np.ndarray:
+        fn, operands, attrs, _, _ = self.anchor
+        values = [arrays[o] if isinstance(o, int) else o for o in operands]
+        if self._into is not None and self._anchor_type is not None:
+            buffer = getattr(self._local, "buffer", None)
+            if buffer is None:
+                buffer = self._local.buffer = np.empty(*self._anchor_type)
+            if self._into(buffer, *values, **attrs):
+                return buffer
+        return np.ascontiguousarray(fn(*values, **attrs)[0])
 
     def __call__(self, *arrays):
-        count = self.num_inputs
         args = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
         if self.anchor is not None:
-            fn, operands, attrs, _, _ = self.anchor
-            values = [arrays[o] if isinstance(o, int) else o for o in operands]
-            args.insert(count, np.ascontiguousarray(fn(*values, **attrs)[0]))
+            args.insert(self.num_inputs, self._anchor_value(arrays))
         self.jit_fn(*args)
 
 
@@ -273,8 +291,15 @@ def compile_primitive(func: E.Function):
         source = generate(arg_names, inputs, group.outputs, anchor_source)
     except Unsupported:
         return None
+    anchor_type = None
+    if anchor is not None:
+        ty = group.anchors[0]._checked_type
+        try:
+            anchor_type = (tuple(int(d) for d in ty.shape), np.dtype(ty.dtype))
+        except (TypeError, ValueError):     # a symbolic dim: allocate per call
+            anchor_type = None
     kernel = FusedKernel(_load(source), source, len(group.arg_names), group.scalar_slots,
-                         anchor)
+                         anchor, anchor_type)
     if anchor_source is not None:
         kernel.anchor_op = group.anchors[0].op.name
     if any(len(o._checked_type.shape) == 0 for o in group.outputs):

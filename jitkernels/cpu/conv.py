@@ -2,12 +2,13 @@
 
 Each kernel picks one path (all in :mod:`jitkernels.cpu.conv_core`):
 
-* NHWC data with an HWIO kernel and one group (conv2d): channels-last im2col + GEMM against
-  the weight as stored (HWIO is already the ``[KH*KW*C, O]`` matrix); 1x1 is a plain GEMM;
+* NHWC data with an HWIO kernel and one group (conv2d): the implicit per-tap GEMM or
+  channels-last im2col + GEMM, both against the weight as stored (HWIO is already the
+  ``[KH*KW*C, O]`` matrix); 1x1 is a plain GEMM;
 * a depthwise conv2d (one input channel per group): the direct ``prange`` kernel;
 * everything else in channels-first form ``(N, C, D, H, W)`` (other layouts are transposed
-  in and out): a 1x1/stride-1/unpadded convolution is a GEMM per group, any other one
-  im2col + GEMM per group.
+  in and out): a 1x1/stride-1/unpadded convolution is a GEMM per group; a 1-D or 2-D one
+  the implicit per-tap GEMM or im2col + GEMM per group; a 3-D one im2col + GEMM.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from .. import register_kernel
 from .._geometry import (SPATIAL, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
                          padding_pairs, reference, to3, to_canonical)
-from . import conv_core
+from . import conv_core, depthwise
 
 
 def _out_dtype(attrs, data):
@@ -70,12 +71,9 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups):
         conv_core.conv_pointwise(x.reshape(batch, x.shape[1], positions),
                                  w.reshape(out_channels, -1), out, groups)
     else:
-        x5 = as_ncdhw(x)
-        k3 = to3(kernel, 1)
-        cols = np.empty((x.shape[1] * int(np.prod(kernel)), positions), x.dtype)
-        conv_core.conv_ncdhw(x5, w.reshape(out_channels, -1), out, cols, k3,
+        conv_core.conv_ncdhw(as_ncdhw(x), as_ncdhw(w), out, to3(kernel, 1),
                              to3(strides, 1), to3(dilation, 1), to3(before, 0),
-                             to3(out_size, 1), groups)
+                             to3(after, 0), to3(out_size, 1), groups)
     return out.reshape((batch, out_channels) + out_size)
 
 
@@ -84,7 +82,7 @@ def _depthwise(x, w, strides, dilation, before, after):
     oh = conv_out(x.shape[2], kh, strides[0], dilation[0], before[0], after[0])
     ow = conv_out(x.shape[3], kw, strides[1], dilation[1], before[1], after[1])
     out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
-    conv_core.depthwise_nchw(x, w.reshape(w.shape[0], kh, kw), out, strides, dilation, before)
+    depthwise.depthwise_nchw(x, w.reshape(w.shape[0], kh, kw), out, strides, dilation, before)
     return out
 
 
@@ -94,13 +92,13 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after):
     kh, kw, _, out_channels = weight.shape
     oh = conv_out(height, kh, strides[0], dilation[0], before[0], after[0])
     ow = conv_out(width, kw, strides[1], dilation[1], before[1], after[1])
-    w = np.ascontiguousarray(weight).reshape(kh * kw * channels, out_channels)
+    w = np.ascontiguousarray(weight)
     out = np.empty((batch, oh * ow, out_channels), x.dtype)
     if (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
-        conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels), w, out)
+        conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels),
+                                      w.reshape(channels, out_channels), out)
     else:
-        cols = np.empty((oh * ow, kh * kw * channels), x.dtype)
-        conv_core.conv_nhwc(x, w, out, cols, (kh, kw), strides, dilation, before, (oh, ow))
+        conv_core.conv_nhwc(x, w, out, (kh, kw), strides, dilation, before, after, (oh, ow))
     return out.reshape(batch, oh, ow, out_channels)
 
 

@@ -1,23 +1,56 @@
 """Cores of the convolutions, destination-passing (they write into ``out``).
 
-Strategy (see docs/kernels.md): a convolution is one GEMM per image and group,
-``weight[O/G, I*K] @ columns[I*K, P]``. Columns come from a *serial* numba im2col into a
-buffer allocated once per call, and the GEMM is numpy's (:func:`jitkernels.cpu.blas.gemm`,
-called from Python), which owns the threading: see :mod:`jitkernels.threads`. A 1x1
-convolution with stride 1 and no padding needs no im2col at all. Depthwise convolutions
-(one input channel per group) have too little work per GEMM; they run a direct ``prange``
-loop instead.
-
-The im2col/col2im and depthwise loops are ``@njit`` functions; the drivers that call BLAS
-are plain Python.
+Strategy (see docs/kernels.md): a convolution is GEMMs on numpy's BLAS, called from Python
+(:mod:`jitkernels.cpu.blas`), which owns the threading (see :mod:`jitkernels.threads`);
+the copies around them are single numpy calls, so no numba thread pool runs next to BLAS.
+Per image, a 1-D or 2-D stride-1 convolution is an *implicit GEMM* when it pays
+(:func:`taps_pay`): the image is zero-padded once and every kernel tap is one accumulating
+GEMM that reads its window of the padded image in place, as a strided view, over all
+``Wp`` columns of each output row (the extra columns are cropped away). Any other
+convolution is im2col (one strided copy from the padded image) + one GEMM per group. A 1x1
+convolution with stride 1 and no padding needs no copy at all. Depthwise convolutions (one
+input channel per group) have too little work per GEMM; they run the direct loops of
+:mod:`jitkernels.cpu.depthwise` instead. Work buffers are kept between calls (:func:`scratch`).
 """
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+import threading
 
-from .blas import gemm
+import numpy as np
+from numba import njit
+
+from .blas import HAVE_CBLAS, gemm, gemm_strided
+
+_SCRATCH = threading.local()
+
+SCRATCH_LIMIT = 64 << 20
+"""Largest work array (bytes) :func:`scratch` keeps between calls."""
+
+
+def scratch(name: str, shape: tuple, dtype) -> np.ndarray:
+    """A C-contiguous work array kept between calls (one per ``name`` and thread).
+
+    Fresh multi-megabyte arrays cost a page fault per page on first touch (measured: 0.5 ms
+    for a 3 MB matmul output, more than the copy that fills it), so the im2col, padding,
+    repacked-weight and wide-output buffers are reused; a buffer only grows, up to
+    :data:`SCRATCH_LIMIT` bytes (larger arrays are allocated per call and not kept).
+
+    Args:
+        name: which buffer; arrays with different names may be live at the same time.
+        shape, dtype: of the returned array (its contents are left over from earlier use).
+    """
+    buffers = _SCRATCH.__dict__
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    buffer = buffers.get(name)
+    if size > SCRATCH_LIMIT:
+        array = np.empty(shape, dtype)
+    else:
+        if buffer is None or buffer.size < size:
+            buffer = buffers[name] = np.empty(max(size, 1), np.uint8)
+        array = buffer[:size].view(dtype).reshape(shape)
+    return array
 
 
 @njit(cache=True, inline="always")
@@ -36,67 +69,157 @@ def _valid_range(offset, stride, size, count):
     return lo, hi
 
 
-@njit(cache=True, parallel=True)
-def im2col_cdhw(x, cols, kernel, strides, dilation, pads, out_size):
-    """Fill ``cols[(c, a, b, e), (i, j, t)]`` from one ``(C, D, H, W)`` image.
+def pad_image(x: np.ndarray, before, after) -> np.ndarray:
+    """``x`` with zeros around its trailing axes, or ``x`` itself when none are needed.
 
     Args:
-        x: the image, C-contiguous ``(C, D, H, W)``.
-        cols: ``(C*KD*KH*KW, OD*OH*OW)`` buffer, overwritten.
-        kernel, strides, dilation, pads: 3-tuples (pads are the "before" amounts).
-        out_size: ``(OD, OH, OW)``.
+        x: a C-contiguous array.
+        before, after: the zeros before/after each of the trailing ``len(before)`` axes.
+
+    Returns:
+        A C-contiguous array (a :func:`scratch` buffer when padded).
     """
-    channels, depth, height, width = x.shape
-    kd, kh, kw = kernel
-    od, oh, ow = out_size
-    for row in prange(channels * kd * kh * kw):     # one row of cols per (c, a, b, e)
-        e = row % kw
-        b = (row // kw) % kh
-        a = (row // (kw * kh)) % kd
-        c = row // (kw * kh * kd)
-        x_off = e * dilation[2] - pads[2]
-        lo, hi = _valid_range(x_off, strides[2], width, ow)
-        col = 0
-        for i in range(od):
-            z = i * strides[0] - pads[0] + a * dilation[0]
-            for j in range(oh):
-                y = j * strides[1] - pads[1] + b * dilation[1]
-                if z < 0 or z >= depth or y < 0 or y >= height:
-                    for t in range(ow):
-                        cols[row, col + t] = 0
-                else:
-                    for t in range(lo):
-                        cols[row, col + t] = 0
-                    if strides[2] == 1:
-                        for t in range(lo, hi):
-                            cols[row, col + t] = x[c, z, y, t + x_off]
-                    else:
-                        for t in range(lo, hi):
-                            cols[row, col + t] = x[c, z, y, t * strides[2] + x_off]
-                    for t in range(hi, ow):
-                        cols[row, col + t] = 0
-                col += ow
+    if not any(before) and not any(after):
+        return x
+    lead = x.ndim - len(before)
+    shape = x.shape[:lead] + tuple(size + lo + hi for size, lo, hi
+                                   in zip(x.shape[lead:], before, after))
+    padded = scratch("padded", shape, x.dtype)
+    inside = tuple(slice(lo, lo + size) for size, lo in zip(x.shape[lead:], before))
+    padded[(Ellipsis,) + inside] = x
+    for axis, (lo, hi) in enumerate(zip(before, after)):     # zero only the borders
+        head = (slice(None),) * (lead + axis)
+        padded[head + (slice(0, lo),)] = 0
+        padded[head + (slice(lo + x.shape[lead + axis], None),)] = 0
+    return padded
 
 
-def conv_ncdhw(x, w, out, cols, kernel, strides, dilation, pads, out_size, groups):
-    """Grouped convolution of ``(N, C, D, H, W)`` data by im2col + one GEMM per group.
+def view(base: np.ndarray, offset: int, shape: tuple, steps: tuple) -> np.ndarray:
+    """A view of the C-contiguous ``base`` from flat element ``offset`` with element steps."""
+    item = base.itemsize
+    return np.ndarray(shape, base.dtype, buffer=base, offset=offset * item,
+                      strides=tuple(step * item for step in steps))
+
+
+COPY_FLOPS = 32
+"""GEMM flops that take as long as copying one element into a channels-first im2col buffer
+(order of magnitude measured on a 2-core Xeon: ~150-250 GFLOP/s GEMMs, ~5 G elements/s for
+numpy's strided copy)."""
+
+COPY_FLOPS_NHWC = 16
+"""The same for the channels-last im2col (:func:`im2col_hwc` copies about twice as fast)."""
+
+MIN_TAP_FLOPS = 4e6
+"""Smallest GEMM per kernel tap worth a BLAS call (each call costs some microseconds)."""
+
+MIN_TAP_CHANNELS = 16
+"""Fewest input channels per group for per-tap GEMMs (their inner dimension)."""
+
+MIN_NHWC_RUN = 16
+"""Fewest channels for the channels-last im2col (it copies runs of ``KW*C`` elements;
+shorter ones go through channels-first columns instead)."""
+
+
+def taps_pay(out_channels, per_group_in, out_rows, out_width, padded_width, images,
+             copy_flops: float, repack: bool) -> bool:
+    """Whether the implicit GEMM (one accumulating GEMM per tap) beats im2col + one GEMM.
+
+    Only stride-1 convolutions qualify (callers check). The implicit GEMM computes ``Wp``
+    positions per output row instead of ``OW`` and (channels-first) repacks the weight once
+    per call; im2col copies every element of its ``C*KH*KW x OH*OW`` matrix. Both costs are
+    counted per input channel and tap, in GEMM flops (``copy_flops`` per copied element).
+    """
+    if not HAVE_CBLAS or per_group_in < MIN_TAP_CHANNELS:
+        return False
+    if 2.0 * out_channels * per_group_in * out_rows * padded_width < MIN_TAP_FLOPS:
+        return False
+    extra = 2.0 * out_channels * (padded_width - out_width) * out_rows * images
+    if repack:
+        extra += copy_flops * out_channels
+    return extra < copy_flops * out_rows * out_width * images
+
+
+def conv_ncdhw(x, w, out, kernel, strides, dilation, before, after, out_size, groups):
+    """Grouped convolution of ``(N, C, D, H, W)`` data: implicit GEMM or im2col + GEMM.
 
     Args:
         x: C-contiguous ``(N, C, D, H, W)``.
-        w: C-contiguous ``(O, (C/groups)*KD*KH*KW)``.
+        w: C-contiguous ``(O, C/groups, KD, KH, KW)``.
         out: ``(N, O, OD*OH*OW)``, overwritten.
-        cols: ``(C*KD*KH*KW, OD*OH*OW)`` scratch buffer.
-        kernel, strides, dilation, pads, out_size: 3-tuples (pads: the "before" amounts).
+        kernel, strides, dilation: 3-tuples; before, after: 3-tuples of padding.
+        out_size: ``(OD, OH, OW)``.
         groups: the group count.
     """
-    out_channels = w.shape[0]
-    per_group_out = out_channels // groups
-    rows = cols.shape[0] // groups
+    two_d = x.shape[2] == 1 and kernel[0] == 1 and not before[0] and not after[0]
+    if (two_d and strides[1:] == (1, 1) and out.size
+            and taps_pay(w.shape[0], w.shape[1], out_size[1], out_size[2],
+                         x.shape[4] + before[2] + after[2], x.shape[0], COPY_FLOPS, True)):
+        _conv_nchw_taps(x[:, :, 0], w[:, :, 0], out, dilation[1:], before[1:], after[1:],
+                        out_size[1:], groups)
+        return
+    cols = scratch("cols", (x.shape[1] * int(np.prod(kernel)), int(np.prod(out_size))),
+                   x.dtype)
+    weight = w.reshape(w.shape[0], -1)
     for n in range(x.shape[0]):
-        im2col_cdhw(x[n], cols, kernel, strides, dilation, pads, out_size)
+        fill_columns(pad_image(x[n], before, after), cols, kernel, strides, dilation,
+                     out_size)
+        _gemm_groups(weight, cols, out[n], groups)
+
+
+def fill_columns(padded, cols, kernel, strides, dilation, out_size) -> None:
+    """Channels-first im2col: one strided numpy copy from the zero-padded image.
+
+    Args:
+        padded: the zero-padded image, C-contiguous ``(C, Dp, Hp, Wp)``.
+        cols: C-contiguous ``(C*KD*KH*KW, OD*OH*OW)``, overwritten (rows ``(c, a, b, e)``).
+        kernel, strides, dilation, out_size: 3-tuples (D, H, W).
+    """
+    channels, depth, height, width = padded.shape
+    shape = (channels,) + tuple(kernel) + tuple(out_size)
+    steps = (depth * height * width, dilation[0] * height * width, dilation[1] * width,
+             dilation[2], strides[0] * height * width, strides[1] * width, strides[2])
+    np.copyto(cols.reshape(shape), view(padded, 0, shape, steps))
+
+
+def _conv_nchw_taps(x, w, out, dilation, before, after, out_size, groups):
+    """Stride-1 2-D convolution as one accumulating GEMM per kernel tap, no im2col.
+
+    Each image is zero-padded once to ``(C, Hp + 1, Wp)``; output row ``i`` is computed
+    over all ``Wp`` padded columns, so tap ``(b, e)`` reads the ``(C, OH*Wp)`` matrix that
+    starts at element ``b*dh*Wp + e*dw`` of each channel (a strided view, no copy). The
+    spare row keeps the last taps' reads inside the buffer; the wide result is cropped.
+    """
+    out_channels, per_group_in, kh, kw = w.shape
+    per_group_out = out_channels // groups
+    oh, ow = out_size
+    padded_w = x.shape[3] + before[1] + after[1]
+    taps = scratch("taps", (kh * kw, out_channels, per_group_in), w.dtype)
+    taps[...] = w.reshape(out_channels, per_group_in, kh * kw).transpose(2, 0, 1)
+    wide = scratch("wide", (out_channels, oh, padded_w), x.dtype)
+    wide_flat = wide.reshape(out_channels, -1)
+    for n in range(x.shape[0]):
+        padded = pad_image(x[n], before, (after[0] + 1, after[1]))
+        channel = padded[0].size
         for g in range(groups):
-            gemm(w[g * per_group_out:(g + 1) * per_group_out], cols[g * rows:(g + 1) * rows],
-                 out[n, g * per_group_out:(g + 1) * per_group_out])
+            rows = slice(g * per_group_out, (g + 1) * per_group_out)
+            for tap in range(kh * kw):
+                b, e = divmod(tap, kw)
+                start = g * per_group_in * channel + b * dilation[0] * padded_w \
+                    + e * dilation[1]
+                gemm_strided(taps[tap, rows],
+                             view(padded, start, (per_group_in, oh * padded_w), (channel, 1)),
+                             wide_flat[rows], tap > 0)
+        out[n].reshape(out_channels, oh, ow)[...] = wide[:, :, :ow]
+
+
+def _gemm_groups(w, cols, out, groups):
+    """``out[g] = w[g] @ cols[g]`` over the row blocks of each group."""
+    per_group_out = w.shape[0] // groups
+    per_group_rows = cols.shape[0] // groups
+    for g in range(groups):
+        gemm(w[g * per_group_out:(g + 1) * per_group_out],
+             cols[g * per_group_rows:(g + 1) * per_group_rows],
+             out[g * per_group_out:(g + 1) * per_group_out])
 
 
 def conv_pointwise(x, w, out, groups):
@@ -117,41 +240,51 @@ def conv_pointwise(x, w, out, groups):
                  out[n, g * per_group_out:(g + 1) * per_group_out])
 
 
-@njit(cache=True, parallel=True)
-def depthwise_nchw(x, w, out, strides, dilation, pads):
-    """Depthwise convolution: output channel ``o`` reads input channel ``o // multiplier``.
+def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size):
+    """Ungrouped NHWC/HWIO convolution: implicit GEMM or ``out[n] = columns(x[n]) @ w``.
+
+    With few channels (runs of ``KW*C`` elements are too short to copy fast) the columns
+    are built channels-first, from a transposed copy of the (small) image, and multiplied
+    transposed.
 
     Args:
-        x: ``(N, C, H, W)``; w: ``(O, KH, KW)`` with ``O = C * multiplier``;
-        out: ``(N, O, OH, OW)``, overwritten.
-        strides, dilation, pads: pairs (pads are top, left).
+        x: C-contiguous ``(N, H, W, C)``; w: C-contiguous HWIO ``(KH, KW, C, O)``;
+        out: ``(N, OH*OW, O)``, overwritten.
+        kernel, strides, dilation, before, after, out_size: pairs (H, W).
     """
-    batch, channels, height, width = x.shape
-    out_channels, kh, kw = w.shape
-    oh, ow = out.shape[2], out.shape[3]
-    multiplier = out_channels // channels
-    for task in prange(batch * out_channels):
-        n = task // out_channels
-        o = task % out_channels
-        c = o // multiplier
-        for i in range(oh):
-            for t in range(ow):
-                out[n, o, i, t] = 0
-            for b in range(kh):
-                y = i * strides[0] - pads[0] + b * dilation[0]
-                if y < 0 or y >= height:
-                    continue
-                for e in range(kw):
-                    weight = w[o, b, e]
-                    x_off = e * dilation[1] - pads[1]
-                    lo, hi = _valid_range(x_off, strides[1], width, ow)
-                    for t in range(lo, hi):
-                        out[n, o, i, t] += weight * x[n, c, y, t * strides[1] + x_off]
+    batch, _, width, channels = x.shape
+    out_channels = w.shape[3]
+    if (strides == (1, 1) and out.size
+            and taps_pay(out_channels, channels, out_size[0], out_size[1],
+                         width + before[1] + after[1], batch, COPY_FLOPS_NHWC, False)):
+        _conv_nhwc_taps(x, w, out, dilation, before, after, out_size)
+        return
+    oh, ow = out_size
+    kh, kw = kernel
+    if channels < MIN_NHWC_RUN:
+        cols = scratch("cols", (channels * kh * kw, oh * ow), x.dtype)
+        weight = np.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(-1, out_channels)
+        for n in range(batch):
+            image = np.ascontiguousarray(np.moveaxis(x[n], -1, 0))
+            padded = pad_image(image, before, after)[:, None]
+            fill_columns(padded, cols, (1,) + kernel, (1,) + strides, (1,) + dilation,
+                         (1,) + out_size)
+            gemm(cols.T, weight, out[n])
+        return
+    cols = scratch("cols", (oh * ow, kh * kw * channels), x.dtype)
+    weight = w.reshape(-1, out_channels)
+    for n in range(batch):
+        im2col_hwc(x[n], cols, kernel, strides, dilation, before, out_size)
+        gemm(cols, weight, out[n])
 
 
 @njit(cache=True)
 def im2col_hwc(x, cols, kernel, strides, dilation, pads, out_size):
-    """Fill ``cols[(i, j), (b, e, c)]`` from one ``(H, W, C)`` image (channels-last)."""
+    """Fill ``cols[(i, j), (b, e, c)]`` from one ``(H, W, C)`` image (channels-last).
+
+    Serial on purpose (no thread pool next to BLAS); with runs of ``C`` contiguous
+    elements it is faster than numpy's strided copy from a padded image (measured).
+    """
     height, width, channels = x.shape
     kh, kw = kernel
     oh, ow = out_size
@@ -171,16 +304,28 @@ def im2col_hwc(x, cols, kernel, strides, dilation, pads, out_size):
                             cols[row, base + c] = x[y, xx, c]
 
 
-def conv_nhwc(x, w, out, cols, kernel, strides, dilation, pads, out_size):
-    """Ungrouped NHWC/HWIO convolution: ``out[n] = columns(x[n]) @ w``.
+def _conv_nhwc_taps(x, w, out, dilation, before, after, out_size):
+    """Stride-1 NHWC convolution as one accumulating GEMM per tap, no im2col.
 
-    Args:
-        x: ``(N, H, W, C)``; w: ``(KH*KW*C, O)`` (an HWIO weight reshaped);
-        out: ``(N, OH*OW, O)``, overwritten; cols: ``(OH*OW, KH*KW*C)`` scratch.
+    Padded to ``(Hp + 1, Wp, C)``, the image's positions over the padded width are the rows
+    of a ``(OH*Wp, C)`` matrix; tap ``(b, e)`` is that matrix shifted by ``b*dh*Wp + e*dw``
+    positions (a view) and multiplies the HWIO weight's ``(C, O)`` block as stored,
+    accumulating into a wide ``(OH, Wp, O)`` result that is cropped into ``out``.
     """
+    channels = x.shape[3]
+    kh, kw, _, out_channels = w.shape
+    oh, ow = out_size
+    padded_w = x.shape[2] + before[1] + after[1]
+    wide = scratch("wide", (oh, padded_w, out_channels), x.dtype)
+    wide_flat = wide.reshape(-1, out_channels)
     for n in range(x.shape[0]):
-        im2col_hwc(x[n], cols, kernel, strides, dilation, pads, out_size)
-        gemm(cols, w, out[n])
+        padded = pad_image(x[n], before + (0,), (after[0] + 1, after[1], 0))
+        for tap in range(kh * kw):
+            b, e = divmod(tap, kw)
+            start = (b * dilation[0] * padded_w + e * dilation[1]) * channels
+            gemm_strided(view(padded, start, (oh * padded_w, channels), (channels, 1)),
+                         w[b, e], wide_flat, tap > 0)
+        out[n].reshape(oh, ow, out_channels)[...] = wide[:, :ow]
 
 
 def conv_nhwc_pointwise(x, w, out):

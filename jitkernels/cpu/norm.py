@@ -2,11 +2,13 @@
 ``nn.batch_norm``, ``nn.layer_norm`` and ``nn.group_norm``.
 
 The norms work on ``(A, R, B)`` views (``R`` the normalised axis), one ``prange`` task per
-row of ``A``, with float64 statistics. Softmax is exp-bound: it stays in numpy (see
-:func:`_softmax_kernel`).
+row of ``A``, with float64 statistics. Softmax is exp-bound: large inputs stay in numpy,
+small ones run one scalar numba loop (see :func:`_softmax_kernel`).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit, prange
@@ -73,23 +75,91 @@ def group_norm_agb(x, out, gamma, beta, groups, epsilon):
                 out[a, c, b] = (x[a, c, b] - mean) * s + beta[c]
 
 
+_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+
+SMALL_SOFTMAX = 4096
+"""Softmax inputs up to this many elements run on the scalar numba loop (:func:`softmax_arb`):
+numpy's five vectorised passes cost ~1 µs of dispatch each, more than the loop itself."""
+
+
+@njit(cache=True)
+def softmax_arb(x, out, log):
+    """Softmax (or log-softmax) of ``x (A, R, B)`` over ``R`` into ``out``, float64 sums.
+
+    A NaN anywhere in a row makes the whole row NaN, as numpy's max-subtract form does.
+    """
+    rows, extent, inner = x.shape
+    for a in range(rows):
+        for b in range(inner):
+            peak = -np.inf
+            has_nan = False
+            for r in range(extent):
+                value = x[a, r, b]
+                if value != value:
+                    has_nan = True
+                elif value > peak:
+                    peak = value
+            if has_nan:
+                peak = np.nan
+            total = 0.0
+            for r in range(extent):
+                total += math.exp(np.float64(x[a, r, b]) - peak)
+            if log:
+                shift = peak + math.log(total)
+                for r in range(extent):
+                    out[a, r, b] = np.float64(x[a, r, b]) - shift
+            else:
+                for r in range(extent):
+                    out[a, r, b] = math.exp(np.float64(x[a, r, b]) - peak) / total
+
+
 def _softmax_kernel(op_name: str, log: bool):
-    def kernel(data, axis=-1, **_):
-        if not is_float(data) or data.ndim == 0 or data.size == 0:
-            return reference(op_name, (data,), dict(axis=axis))
+    def usable(data) -> bool:
+        return is_float(data) and data.ndim > 0 and data.size > 0
+
+    def run_numpy(data, axis):
         # numpy's exp is SIMD (AVX-512); numba's is scalar libm here (no SVML), ~10x slower
-        # on this op, so the kernel is numpy in place: one output buffer, no temporaries.
-        axis = int(axis) % data.ndim
+        # on large inputs, so those run numpy in place: one output buffer, no temporaries.
         out = np.subtract(data, data.max(axis=axis, keepdims=True))
         if log:
             out -= np.log(np.exp(out).sum(axis=axis, keepdims=True))
         else:
             np.exp(out, out=out)
             out /= out.sum(axis=axis, keepdims=True)
+        return out
+
+    def kernel(data, axis=-1, **_):
+        if not usable(data):
+            return reference(op_name, (data,), dict(axis=axis))
+        axis = int(axis) % data.ndim
+        if data.size > SMALL_SOFTMAX:
+            return (run_numpy(data, axis),)
+        out = np.empty(data.shape, data.dtype)
+        softmax_arb(as_arb(data, (axis,)), out.reshape(as_arb(data, (axis,)).shape), log)
         return (out,)
+
+    def into(out, data, axis=-1, **_) -> bool:
+        """Write the result into ``out`` (C-contiguous, same shape and dtype as ``data``);
+        False (nothing written) when it cannot."""
+        # NOTE: kept lean: on small inputs (a classifier's last op) the Python here is most
+        # of the cost.
+        dtype = data.dtype
+        if dtype not in _FLOATS or out.dtype != dtype or out.shape != data.shape \
+                or not out.flags.c_contiguous or data.ndim == 0 or data.size == 0:
+            return False
+        axis = int(axis) % data.ndim
+        if data.size > SMALL_SOFTMAX:
+            out[...] = run_numpy(data, axis)
+            return True
+        shape = data.shape
+        arb = (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
+        softmax_arb(np.ascontiguousarray(data).reshape(arb), out.reshape(arb), log)
+        return True
     kernel.__name__ = op_name.replace(".", "_")
-    kernel.__doc__ = (f"``{op_name}`` on CPU: numpy in place (its exp is vectorised; "
-                      f"numba's is not on this build).")
+    kernel.__doc__ = (f"``{op_name}`` on CPU: a numba loop for small inputs, numpy in place "
+                      f"for large ones (its exp is vectorised; numba's is not on this "
+                      f"build).")
+    kernel.into = into
     return kernel
 
 

@@ -1,10 +1,23 @@
 """CPU kernels of the pools: max/avg pool 1-3d, adaptive max/avg pool 1-3d, global pools.
 
-Windows and adaptive bins run in canonical ``(N, C, D, H, W)`` form, one ``prange`` task per
-``(n, c)`` plane; other layouts are transposed in and out. The window rules are Relay's:
-padding (and the extra positions ``ceil_mode`` reaches) never wins a max; an average divides
-by the number of real positions in the window, or with ``count_include_pad`` by the number of
-positions inside the explicitly padded input.
+Windowed pools run in one of two forms, both with vectorisable innermost loops:
+
+* channels-first ``(N, C, D, H, W)`` (:func:`pool_ncdhw`): one ``prange`` task per
+  ``(n, c, output depth)``; each output row first combines the window's input rows into a
+  padded row buffer (a contiguous loop over the width), then pools that buffer along the
+  width;
+* channels-last ``(N, D, H, W, C)`` (:func:`pool_ndhwc`): one task per ``(n, output depth,
+  output row)``, the innermost loop runs over the contiguous channels.
+
+Other layouts are transposed into the channels-first form and back. Adaptive bins run
+channels-first, one task per ``(n, c)`` plane. The window rules are Relay's: padding (and
+the extra positions ``ceil_mode`` reaches) never wins a max; an average divides by the number
+of real positions in the window, or with ``count_include_pad`` by the number of positions
+inside the explicitly padded input.
+
+Each windowed kernel also has a destination-passing form, ``kernel.into(out, data, **attrs)``
+(see :func:`_pool_kernel`), which the fused-group code generator uses to pool into a buffer
+it keeps between calls.
 """
 
 from __future__ import annotations
@@ -13,20 +26,79 @@ import numpy as np
 from numba import njit, prange
 
 from .. import register_kernel
-from .._geometry import (SPATIAL, PoolWindow, adaptive_bins, as_ncdhw, from_canonical, is_float,
-                         reference, to_canonical)
+from .._geometry import (SPATIAL, adaptive_bins, as_ncdhw, from_canonical, is_float, ntuple,
+                         padding_pairs, pool_out, reference, to3, to_canonical)
 from .reduce import reduce_arb
 
 
 @njit(cache=True)
-def _axis_count(index, stride, dilation, pad, size, low, high, pool):
-    """Taps of window ``index`` along one axis that land in ``[low, high)`` (input coords)."""
-    count = 0
-    for a in range(pool):
-        z = index * stride - pad + a * dilation
-        if low <= z < high:
-            count += 1
-    return count
+def _axis_counts(out_len, stride, dilation, pad, after, size, pool, include_pad):
+    """Per output index along one axis: how many window taps count towards an average."""
+    low, high = 0, size
+    if include_pad:
+        low, high = -pad, size + after
+    counts = np.empty(out_len, np.int64)
+    for index in range(out_len):
+        count = 0
+        for a in range(pool):
+            z = index * stride - pad + a * dilation
+            if low <= z < high:
+                count += 1
+        counts[index] = count
+    return counts
+
+
+@njit(cache=True)
+def _combine_row(row, src, is_max):
+    """``row = max(row, src)`` or ``row += src``, elementwise (slices: no index wraparound,
+    so the loop vectorises)."""
+    if is_max:
+        for k in range(src.shape[0]):
+            row[k] = max(row[k], src[k])
+    else:
+        for k in range(src.shape[0]):
+            row[k] += src[k]
+
+
+@njit(cache=True)
+def _strided_pool(row, dst, stride, taps, dilation, is_max):
+    """``dst[t]`` = max (or sum) of ``row[t*stride + e*dilation]`` for ``e < taps``.
+
+    Strides 1 and 2 get loops with a constant stride, which LLVM vectorises.
+    """
+    count = dst.shape[0]
+    for e in range(taps):
+        view = row[e * dilation:]
+        if e == 0:
+            if stride == 1:
+                for t in range(count):
+                    dst[t] = view[t]
+            elif stride == 2:
+                for t in range(count):
+                    dst[t] = view[2 * t]
+            else:
+                for t in range(count):
+                    dst[t] = view[stride * t]
+        elif is_max:
+            if stride == 1:
+                for t in range(count):
+                    dst[t] = max(dst[t], view[t])
+            elif stride == 2:
+                for t in range(count):
+                    dst[t] = max(dst[t], view[2 * t])
+            else:
+                for t in range(count):
+                    dst[t] = max(dst[t], view[stride * t])
+        else:
+            if stride == 1:
+                for t in range(count):
+                    dst[t] += view[t]
+            elif stride == 2:
+                for t in range(count):
+                    dst[t] += view[2 * t]
+            else:
+                for t in range(count):
+                    dst[t] += view[stride * t]
 
 
 @njit(cache=True, parallel=True)
@@ -40,46 +112,88 @@ def pool_ncdhw(x, out, pool, strides, dilation, pads, after, is_max, include_pad
     """
     batch, channels, depth, height, width = x.shape
     od, oh, ow = out.shape[2], out.shape[3], out.shape[4]
-    size = (depth, height, width)
-    for task in prange(batch * channels):
-        n = task // channels
-        c = task % channels
-        for i in range(od):
-            for j in range(oh):
+    kd, kh, kw = pool
+    sw, dw, pw = strides[2], dilation[2], pads[2]
+    # row[u] holds the window rows combined at input column u - pw; u < span covers every
+    # column an output reads (ceil_mode may reach past the padded input).
+    span = (ow - 1) * sw + (kw - 1) * dw + 1
+    hi_x = max(min(width, span - pw), 0)
+    counts_d = _axis_counts(od, strides[0], dilation[0], pads[0], after[0], depth, kd,
+                            include_pad)
+    counts_h = _axis_counts(oh, strides[1], dilation[1], pads[1], after[1], height, kh,
+                            include_pad)
+    counts_w = _axis_counts(ow, sw, dw, pw, after[2], width, kw, include_pad)
+    for task in prange(batch * channels * od):
+        n = task // (channels * od)
+        c = (task // od) % channels
+        i = task % od
+        row = np.empty(span, x.dtype)
+        inner = row[pw:pw + hi_x]
+        for j in range(oh):
+            row[:] = -np.inf if is_max else 0.0
+            for a in range(kd):
+                z = i * strides[0] - pads[0] + a * dilation[0]
+                if z < 0 or z >= depth:
+                    continue
+                for b in range(kh):
+                    y = j * strides[1] - pads[1] + b * dilation[1]
+                    if 0 <= y < height:
+                        _combine_row(inner, x[n, c, z, y, :hi_x], is_max)
+            dst = out[n, c, i, j]
+            _strided_pool(row, dst, sw, kw, dw, is_max)
+            if not is_max:
                 for t in range(ow):
-                    index = (i, j, t)
-                    if is_max:
-                        acc = -np.inf
-                    else:
-                        acc = 0.0
-                    for a in range(pool[0]):
-                        z = i * strides[0] - pads[0] + a * dilation[0]
-                        if z < 0 or z >= depth:
+                    dst[t] = dst[t] / max(counts_d[i] * counts_h[j] * counts_w[t], 1)
+
+
+@njit(cache=True, parallel=True)
+def pool_ndhwc(x, out, pool, strides, dilation, pads, after, is_max, include_pad):
+    """Max or average pooling of channels-last ``(N, D, H, W, C)`` into ``(N, OD, OH, OW, C)``.
+
+    Args: as :func:`pool_ncdhw`.
+    """
+    batch, depth, height, width, channels = x.shape
+    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    counts_d = _axis_counts(od, strides[0], dilation[0], pads[0], after[0], depth, pool[0],
+                            include_pad)
+    counts_h = _axis_counts(oh, strides[1], dilation[1], pads[1], after[1], height, pool[1],
+                            include_pad)
+    counts_w = _axis_counts(ow, strides[2], dilation[2], pads[2], after[2], width, pool[2],
+                            include_pad)
+    lowest = -np.inf
+    for task in prange(batch * od * oh):
+        n = task // (od * oh)
+        i = (task // oh) % od
+        j = task % oh
+        for t in range(ow):
+            dst = out[n, i, j, t]
+            for k in range(channels):
+                dst[k] = lowest if is_max else 0.0
+            for a in range(pool[0]):
+                z = i * strides[0] - pads[0] + a * dilation[0]
+                if z < 0 or z >= depth:
+                    continue
+                for b in range(pool[1]):
+                    y = j * strides[1] - pads[1] + b * dilation[1]
+                    if y < 0 or y >= height:
+                        continue
+                    for e in range(pool[2]):
+                        xx = t * strides[2] - pads[2] + e * dilation[2]
+                        if xx < 0 or xx >= width:
                             continue
-                        for b in range(pool[1]):
-                            y = j * strides[1] - pads[1] + b * dilation[1]
-                            if y < 0 or y >= height:
-                                continue
-                            for e in range(pool[2]):
-                                xx = t * strides[2] - pads[2] + e * dilation[2]
-                                if xx < 0 or xx >= width:
-                                    continue
-                                value = x[n, c, z, y, xx]
-                                if is_max:
-                                    if value > acc:
-                                        acc = value
-                                else:
-                                    acc += value
-                    if not is_max:
-                        count = 1
-                        for axis in range(3):
-                            low, high = 0, size[axis]
-                            if include_pad:
-                                low, high = -pads[axis], size[axis] + after[axis]
-                            count *= _axis_count(index[axis], strides[axis], dilation[axis],
-                                                 pads[axis], size[axis], low, high, pool[axis])
-                        acc = acc / max(count, 1)
-                    out[n, c, i, j, t] = acc
+                        src = x[n, z, y, xx]
+                        if is_max:
+                            for k in range(channels):
+                                value = src[k]
+                                current = dst[k]
+                                dst[k] = value if value > current else current
+                        else:
+                            for k in range(channels):
+                                dst[k] += src[k]
+            if not is_max:
+                count = max(counts_d[i] * counts_h[j] * counts_w[t], 1)
+                for k in range(channels):
+                    dst[k] = dst[k] / count
 
 
 @njit(cache=True, parallel=True)
@@ -112,17 +226,88 @@ def adaptive_pool_ncdhw(x, out, starts_d, ends_d, starts_h, ends_h, starts_w, en
                     out[n, c, i, j, t] = acc
 
 
+class _Window:
+    """A windowed pool call's geometry, in the layout the data comes in.
+
+    Attributes:
+        spatial: positions of the spatial axes in ``layout``; ``channel``: of the channels.
+        out_shape: the result's shape in ``out_layout``.
+    """
+
+    def __init__(self, shape: tuple, attrs: dict, n: int):
+        canonical = "NC" + SPATIAL[n]
+        self.layout = attrs.get("layout") or canonical
+        self.out_layout = attrs.get("out_layout") or self.layout
+        self.pool = ntuple(attrs.get("pool_size", 1), n)
+        self.strides = ntuple(attrs.get("strides", 1), n)
+        self.dilation = ntuple(attrs.get("dilation", 1), n)
+        self.before, self.after = padding_pairs(attrs.get("padding", 0), n)
+        self.include_pad = bool(attrs.get("count_include_pad", False))
+        ceil_mode = bool(attrs.get("ceil_mode", False))
+        self.canonical = canonical
+        self.channels_last = "N" + SPATIAL[n] + "C"
+        dims = {"N": shape[self.layout.index("N")], "C": shape[self.layout.index("C")]}
+        for i, letter in enumerate(SPATIAL[n]):
+            dims[letter] = pool_out(shape[self.layout.index(letter)], self.pool[i],
+                                    self.strides[i], self.dilation[i], self.before[i],
+                                    self.after[i], ceil_mode)
+        self.out_shape = tuple(dims[letter] for letter in self.out_layout)
+
+    def args(self) -> tuple:
+        """``(pool, strides, dilation, before, after)`` padded to 3 spatial dims."""
+        return (to3(self.pool, 1), to3(self.strides, 1), to3(self.dilation, 1),
+                to3(self.before, 0), to3(self.after, 0))
+
+    def run(self, data: np.ndarray, out: np.ndarray, is_max: bool) -> None:
+        """Pool ``data`` into ``out`` (C-contiguous, ``out_shape``)."""
+        geometry = self.args() + (is_max, self.include_pad)
+        if self.layout == self.out_layout == self.channels_last:
+            x = np.ascontiguousarray(data)
+            pool_ndhwc(_as_ndhwc(x), _as_ndhwc(out), *geometry)
+            return
+        x = to_canonical(data, self.layout, self.canonical)
+        if self.out_layout == self.canonical:
+            pool_ncdhw(as_ncdhw(x), as_ncdhw(out), *geometry)
+            return
+        order = [self.out_layout.index(letter) for letter in self.canonical]
+        staged = np.empty(tuple(out.shape[k] for k in order), out.dtype)
+        pool_ncdhw(as_ncdhw(x), as_ncdhw(staged), *geometry)
+        out[...] = from_canonical(staged, self.canonical, self.out_layout)
+
+
+def _as_ndhwc(array: np.ndarray) -> np.ndarray:
+    """A channels-last array with 1-3 spatial axes viewed as ``(N, D, H, W, C)``."""
+    return array.reshape(array.shape[:1] + (1,) * (5 - array.ndim) + array.shape[1:])
+
+
 def _pool_kernel(op_name: str, n: int, kind: str):
+    def usable(data) -> bool:
+        return is_float(data) and data.ndim == n + 2 and data.size > 0
+
     def kernel(data, **attrs):
-        if not is_float(data) or data.ndim != n + 2 or data.size == 0:
+        if not usable(data):
             return reference(op_name, (data,), attrs)
-        window = PoolWindow(data, attrs, n)
-        out = np.empty(window.x.shape[:2] + window.out_size, window.x.dtype)
-        pool_ncdhw(as_ncdhw(window.x), as_ncdhw(out), *window.as3(), kind == "max",
-                   window.count_include_pad)
-        return (window.finish(out),)
+        window = _Window(data.shape, attrs, n)
+        out = np.empty(window.out_shape, data.dtype)
+        window.run(data, out, kind == "max")
+        return (out,)
+
+    def into(out, data, **attrs) -> bool:
+        """Pool ``data`` into ``out`` (C-contiguous, the result's shape and dtype).
+
+        Returns:
+            False (and writes nothing) when the kernel would use the reference; True else.
+        """
+        if not usable(data) or out.dtype != data.dtype or not out.flags.c_contiguous:
+            return False
+        window = _Window(data.shape, attrs, n)
+        if tuple(out.shape) != window.out_shape:
+            return False
+        window.run(data, out, kind == "max")
+        return True
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
+    kernel.into = into
     return kernel
 
 
@@ -152,21 +337,41 @@ def _adaptive_kernel(op_name: str, n: int, kind: str):
 
 
 def _global_kernel(op_name: str, kind: str):
-    def kernel(data, layout="NCHW", out_layout="", **_):
-        if not is_float(data) or data.ndim != 4 or data.size == 0 or sorted(layout) != \
-                sorted("NCHW") or layout.index("H") + 1 != layout.index("W"):
-            return reference(op_name, (data,), dict(layout=layout, out_layout=out_layout))
+    def usable(data, layout) -> bool:
+        return (is_float(data) and data.ndim == 4 and data.size > 0
+                and sorted(layout) == sorted("NCHW")
+                and layout.index("H") + 1 == layout.index("W"))
+
+    def run(data, out, layout) -> None:
         h_axis = layout.index("H")
         outer = int(np.prod(data.shape[:h_axis]))
         inner = int(np.prod(data.shape[h_axis + 2:]))
         x = np.ascontiguousarray(data).reshape(outer, -1, inner)
-        out = np.empty((outer, inner), data.dtype)
-        reduce_arb(x, out, 1 if kind == "avg" else 2)
+        reduce_arb(x, out.reshape(outer, inner), 1 if kind == "avg" else 2)
+
+    def kernel(data, layout="NCHW", out_layout="", **_):
+        if not usable(data, layout) or out_layout not in ("", layout):
+            return reference(op_name, (data,), dict(layout=layout, out_layout=out_layout))
         shape = list(data.shape)
-        shape[h_axis] = shape[h_axis + 1] = 1
-        return (out.reshape(shape),)
+        shape[layout.index("H")] = shape[layout.index("W")] = 1
+        out = np.empty(shape, data.dtype)
+        run(data, out, layout)
+        return (out,)
+
+    def into(out, data, layout="NCHW", out_layout="", **_) -> bool:
+        """Pool ``data`` into ``out`` (C-contiguous); False (nothing written) if it cannot."""
+        if not usable(data, layout) or out_layout not in ("", layout) \
+                or out.dtype != data.dtype or not out.flags.c_contiguous:
+            return False
+        shape = list(data.shape)
+        shape[layout.index("H")] = shape[layout.index("W")] = 1
+        if list(out.shape) != shape:
+            return False
+        run(data, out, layout)
+        return True
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU: a mean/max reduction over the spatial axes."
+    kernel.into = into
     return kernel
 
 

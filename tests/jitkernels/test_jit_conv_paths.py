@@ -1,0 +1,221 @@
+"""Every path of the CPU convolution (implicit per-tap GEMM, channels-first im2col, NHWC
+im2col, NHWC with few channels through channels-first columns) and the strided BLAS GEMM,
+each forced in turn and checked against a direct convolution written here in numpy
+(hypothesis, small fixed budgets)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jitkernels
+from irlib.testing.budget import examples
+from jitkernels.cpu import blas, conv_core
+
+PATHS = ("taps", "im2col", "default")
+
+
+@contextlib.contextmanager
+def forced(path: str):
+    """Make the kernels take ``path`` wherever it applies (tiny shapes included)."""
+    names = ("COPY_FLOPS", "COPY_FLOPS_NHWC", "MIN_TAP_FLOPS", "MIN_TAP_CHANNELS",
+             "MIN_NHWC_RUN")
+    saved = [getattr(conv_core, name) for name in names]
+    if path != "default":       # default, few channels: NHWC through channels-first columns
+        conv_core.COPY_FLOPS = conv_core.COPY_FLOPS_NHWC = 1e12 if path == "taps" else 0
+        conv_core.MIN_TAP_FLOPS = 0
+        conv_core.MIN_TAP_CHANNELS = conv_core.MIN_NHWC_RUN = 1
+    try:
+        yield
+    finally:
+        for name, value in zip(names, saved):
+            setattr(conv_core, name, value)
+
+
+def direct_conv(x, w, strides, dilation, before, after, groups):
+    """Channels-first n-D convolution by a sum over kernel taps of strided slices.
+
+    Args:
+        x: ``(N, C, *S)``; w: ``(O, C/groups, *K)``; the rest per spatial axis.
+    """
+    n = x.ndim - 2
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + list(zip(before, after)))
+    kernel = w.shape[2:]
+    out_size = [(padded.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // strides[i] + 1
+                for i in range(n)]
+    per_in, per_out = x.shape[1] // groups, w.shape[0] // groups
+    out = np.zeros((x.shape[0], w.shape[0], *out_size))
+    for tap in np.ndindex(*kernel):
+        window = tuple(slice(tap[i] * dilation[i],
+                             tap[i] * dilation[i] + strides[i] * (out_size[i] - 1) + 1,
+                             strides[i]) for i in range(n))
+        for g in range(groups):
+            part = padded[(slice(None), slice(g * per_in, (g + 1) * per_in)) + window]
+            weight = w[(slice(g * per_out, (g + 1) * per_out), slice(None)) + tap]
+            out[:, g * per_out:(g + 1) * per_out] += np.einsum("oc,nc...->no...", weight, part)
+    return out
+
+
+@st.composite
+def conv_geometry(draw, n, grouped=True):
+    """(data, weight, strides, dilation, before, after, groups), channels-first."""
+    groups = draw(st.integers(1, 3)) if grouped else 1
+    per_in, per_out = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    kernel = tuple(draw(st.integers(1, 4)) for _ in range(n))
+    unit = draw(st.booleans())                      # stride 1: the implicit GEMM's case
+    strides = (1,) * n if unit else tuple(draw(st.integers(1, 3)) for _ in range(n))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(n))
+    before = tuple(draw(st.integers(0, 2)) for _ in range(n))
+    after = tuple(draw(st.integers(0, 2)) for _ in range(n))
+    spatial = tuple(draw(st.integers(max(1, dilation[i] * (kernel[i] - 1) + 1 - before[i]
+                                         - after[i]), 9)) for i in range(n))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    x = rng.standard_normal((draw(st.integers(1, 2)), groups * per_in) + spatial).astype(dtype)
+    w = rng.standard_normal((groups * per_out, per_in) + kernel).astype(dtype)
+    return x, w, strides, dilation, before, after, groups
+
+
+def run_conv(op_name, x, w, strides, dilation, before, after, groups, layout=None):
+    """The CPU kernel's output in channels-first form."""
+    attrs = dict(strides=strides, dilation=dilation, padding=before + after, groups=groups)
+    if layout is not None:                          # channels-last data, *IO weight
+        n = x.ndim - 2
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        w = np.ascontiguousarray(w.transpose(tuple(range(2, 2 + n)) + (1, 0)))
+        attrs.update(data_layout=layout[0], kernel_layout=layout[1])
+    out, = jitkernels.get_kernel(op_name)(x, w, **attrs)
+    return out if layout is None else np.moveaxis(out, -1, 1)
+
+
+def check(got, expected, dtype):
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    assert got.dtype == dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=examples(15), deadline=None)
+@given(case=conv_geometry(2))
+def test_conv2d_nchw_paths(path, case):
+    x, w, *geometry = case
+    with forced(path):
+        got = run_conv("nn.conv2d", x, w, *geometry)
+    check(got, direct_conv(x, w, *geometry), x.dtype)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=examples(15), deadline=None)
+@given(case=conv_geometry(2, grouped=False))
+def test_conv2d_nhwc_paths(path, case):
+    x, w, *geometry = case
+    with forced(path):
+        got = run_conv("nn.conv2d", x, w, *geometry, layout=("NHWC", "HWIO"))
+    check(got, direct_conv(x, w, *geometry), x.dtype)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=examples(8), deadline=None)
+@given(case=conv_geometry(1))
+def test_conv1d_paths(path, case):
+    x, w, *geometry = case
+    with forced(path):
+        got = run_conv("nn.conv1d", x, w, *geometry)
+    check(got, direct_conv(x, w, *geometry), x.dtype)
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(conv_geometry(3))
+def test_conv3d_im2col(case):
+    x, w, *geometry = case
+    check(run_conv("nn.conv3d", x, w, *geometry), direct_conv(x, w, *geometry), x.dtype)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_conv3d_with_one_plane_padded_in_depth(path):
+    """A single input plane padded in depth is not a 2-D convolution (OD = 1 + padding)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 3, 1, 5, 6)).astype(np.float64)
+    w = rng.standard_normal((2, 3, 1, 2, 3)).astype(np.float64)
+    geometry = ((1, 1, 1), (1, 1, 1), (1, 0, 1), (2, 1, 0), 1)
+    with forced(path):
+        got = run_conv("nn.conv3d", x, w, *geometry)
+    check(got, direct_conv(x, w, *geometry), np.float64)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("layout", [None, ("NHWC", "HWIO")])
+def test_resnet_like_shapes(path, layout):
+    """Shapes where the default choice is the implicit GEMM (wide rows, 16+ channels)."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 32, 20, 20)).astype(np.float32)
+    w = rng.standard_normal((24, 32, 3, 3)).astype(np.float32)
+    for strides in ((1, 1), (2, 2)):
+        geometry = (strides, (1, 1), (1, 1), (1, 1), 1)
+        with forced(path):
+            got = run_conv("nn.conv2d", x, w, *geometry, layout=layout)
+        check(got, direct_conv(x, w, *geometry), np.float32)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data())
+def test_pad_image(data):
+    draw = data.draw
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    image = rng.standard_normal(tuple(draw(st.integers(1, 5)) for _ in range(3)))
+    before = tuple(draw(st.integers(0, 2)) for _ in range(2))
+    after = tuple(draw(st.integers(0, 2)) for _ in range(2))
+    expected = np.pad(image, [(0, 0)] + list(zip(before, after)))
+    np.testing.assert_array_equal(conv_core.pad_image(image, before, after), expected)
+
+
+@contextlib.contextmanager
+def without_cblas():
+    saved = blas._CBLAS
+    blas._CBLAS = {}
+    try:
+        yield
+    finally:
+        blas._CBLAS = saved
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.data())
+def test_gemm_strided(data):
+    draw = data.draw
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    m, k, n = (draw(st.integers(1, 6)) for _ in range(3))
+
+    def operand(rows, cols):
+        """A (rows, cols) view: row-strided inside a bigger buffer, or transposed."""
+        pad = draw(st.integers(0, 3))
+        if draw(st.booleans()):
+            return rng.standard_normal((cols, rows + pad)).astype(dtype)[:, :rows].T
+        return rng.standard_normal((rows, cols + pad)).astype(dtype)[:, :cols]
+
+    a, b = operand(m, k), operand(k, n)
+    start = rng.standard_normal((m, n + draw(st.integers(0, 2)))).astype(dtype)
+    accumulate = draw(st.booleans())
+    expected = a.astype(np.float64) @ b + (start[:, :n] if accumulate else 0)
+    with contextlib.ExitStack() as stack:
+        if draw(st.booleans()):
+            stack.enter_context(without_cblas())
+        out = start.copy()
+        blas.gemm_strided(a, b, out[:, :n], accumulate)
+    tolerance = 1e-4 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out[:, :n], expected, rtol=tolerance, atol=tolerance)
+    np.testing.assert_array_equal(out[:, n:], start[:, n:])   # outside the view: untouched
+
+
+def test_cblas_found_with_numpy_openblas():
+    """numpy's wheels bundle OpenBLAS; the strided GEMM should have found its cblas."""
+    config = np.show_config(mode="dicts") if hasattr(np, "show_config") else {}
+    blas_name = str(config.get("Build Dependencies", {}).get("blas", {}).get("name", ""))
+    if "openblas" not in blas_name:
+        pytest.skip(f"numpy's BLAS is {blas_name or 'unknown'}")
+    assert blas.HAVE_CBLAS
