@@ -364,7 +364,7 @@ def conv2d_transpose_nchw(x, wt, out, cols, kernel, strides, dilation, pads, gro
 
     Args:
         x: ``(N, Cin, H, W)``; wt: ``(G, (O/G)*KH*KW, Cin/G)`` (the IOHW weight per group,
-            transposed); out: ``(N, O, OH, OW)``, overwritten; cols: ``((O/G)*KH*KW, H*W)``.
+            transposed: a transposed view is fine); out: ``(N, O, OH, OW)``, overwritten; cols: ``((O/G)*KH*KW, H*W)``.
     """
     batch, in_channels, height, width = x.shape
     per_group_in = in_channels // groups
