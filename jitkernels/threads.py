@@ -10,8 +10,9 @@ a numpy GEMM turned a 1.1 ms product into 8 ms under libgomp's default spin coun
 
 :func:`configure` (run when the CPU kernels or the code generator first load) therefore
 
-* runs every large GEMM through numpy (the kernels call ``np.matmul(..., out=...)`` from
-  Python, see :mod:`jitkernels.cpu.blas`);
+* runs every large GEMM on numpy's BLAS (the kernels call ``np.matmul(..., out=...)``, or
+  the cblas entry point of numpy's own OpenBLAS through ctypes, from Python: see
+  :mod:`jitkernels.cpu.blas`);
 * limits scipy's BLAS to one thread, so the small products numba code still computes with
   ``np.dot`` never wake a second pool;
 * sets ``GOMP_SPINCOUNT`` (unless the user set it) so numba's OpenMP workers go to sleep
