@@ -25,6 +25,7 @@ from . import onnx_misc_ops  # noqa: F401
 from . import nn_conv3d_transpose, onnx_vision_ops, onnx_sampling_ops  # noqa: F401
 from . import onnx_signal_ops  # noqa: F401  (STFT, MelWeightMatrix, TensorScatter, AffineGrid)
 from . import onnx_text_train_ops  # noqa: F401  (TfIdfVectorizer, ImageDecoder)
+from . import onnx_ml_ops  # noqa: F401  (ai.onnx.ml LabelEncoder, TreeEnsemble)
 
 
 def _name_relation_errors() -> None:

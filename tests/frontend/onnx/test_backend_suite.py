@@ -32,7 +32,6 @@ def _exact(*names):
 #: regex on case names -> why the case is expected to fail. Every entry names exact cases, and
 #: a listed case that passes fails the test (remove it from here), so the list stays exact.
 EXPECTED_FAILURES = {
-    r"^test_ai_onnx_ml_": "ai.onnx.ml ops are not converted",
     r"^test_flexattention(_[a-z0-9]+)*(?<!_ver26)$":
         "ai.onnx.preview.FlexAttention (score/prob-mod subgraphs) is not converted (its "
         "expanded forms pass)",

@@ -20,3 +20,4 @@ from . import signal  # noqa: F401
 from . import vision  # noqa: F401
 from . import contrib_bert  # noqa: F401
 from . import text_train  # noqa: F401
+from . import ml  # noqa: F401
