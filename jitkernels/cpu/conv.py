@@ -51,20 +51,65 @@ def _conv_nd(op_name: str, n: int):
                 out = _conv_channels_first(x, w, strides, dilation, before, after, groups)
             out = from_canonical(out, data_canon, out_layout)
         return (out.astype(_out_dtype(attrs, data), copy=False),)
+    def into(out, data, weight, **attrs) -> bool:
+        """Convolve into ``out`` (C-contiguous, the result's shape and dtype), no allocation.
+
+        Returns:
+            False (and writes nothing) for what only :func:`kernel` handles: other dtypes,
+            layouts other than the canonical channels-first one (and NHWC/HWIO for conv2d),
+            an ``out_dtype`` different from the data's; True once ``out`` holds the result.
+        """
+        if (not is_float(data, weight) or data.ndim != n + 2 or weight.ndim != n + 2
+                or out.dtype != data.dtype or weight.dtype != data.dtype
+                or _out_dtype(attrs, data) != data.dtype or not out.flags.c_contiguous):
+            return False
+        strides = ntuple(attrs.get("strides", 1), n)
+        dilation = ntuple(attrs.get("dilation", 1), n)
+        before, after = padding_pairs(attrs.get("padding", 0), n)
+        groups = int(attrs.get("groups", 1))
+        data_layout = attrs.get("data_layout") or data_canon
+        kernel_layout = attrs.get("kernel_layout") or kernel_canon
+        out_layout = attrs.get("out_layout") or data_layout
+        nhwc = (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"
+                and out_layout == "NHWC")
+        if not nhwc and (data_layout, kernel_layout, out_layout) != (
+                data_canon, kernel_canon, data_canon):
+            return False
+        spatial_axes = range(1, n + 1) if nhwc else range(2, n + 2)
+        kernel_size = weight.shape[:n] if nhwc else weight.shape[2:]
+        sizes = tuple(conv_out(data.shape[a], kernel_size[i], strides[i], dilation[i],
+                               before[i], after[i]) for i, a in enumerate(spatial_axes))
+        channels = weight.shape[-1] if nhwc else weight.shape[0]
+        expected = ((data.shape[0],) + sizes + (channels,) if nhwc
+                    else (data.shape[0], channels) + sizes)
+        if tuple(out.shape) != expected:
+            return False
+        if nhwc:
+            _conv2d_nhwc(data, weight, strides, dilation, before, after, out)
+        elif n == 2 and weight.shape[1] == 1 and groups == data.shape[1] and groups > 1:
+            _depthwise(data, weight, strides, dilation, before, after, out)
+        else:
+            _conv_channels_first(data, weight, strides, dilation, before, after, groups, out)
+        return True
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
+    kernel.into = into
     return kernel
 
 
-def _conv_channels_first(x, w, strides, dilation, before, after, groups):
-    """Convolution of canonical ``(N, C, *S)`` data with an ``(O, C/groups, *K)`` weight."""
+def _conv_channels_first(x, w, strides, dilation, before, after, groups, result=None):
+    """Convolution of canonical ``(N, C, *S)`` data with an ``(O, C/groups, *K)`` weight.
+
+    ``result``: a C-contiguous ``(N, O, *out_size)`` array to write into (else allocated).
+    """
     n = x.ndim - 2
     kernel = w.shape[2:]
     out_size = tuple(conv_out(x.shape[2 + i], kernel[i], strides[i], dilation[i], before[i],
                               after[i]) for i in range(n))
     batch, out_channels = x.shape[0], w.shape[0]
     positions = int(np.prod(out_size))
-    out = np.empty((batch, out_channels, positions), x.dtype)
+    out = (np.empty((batch, out_channels, positions), x.dtype) if result is None
+           else result.reshape(batch, out_channels, positions))
     pointwise = (all(k == 1 for k in kernel) and all(s == 1 for s in strides)
                  and not any(before) and not any(after))
     if pointwise:
@@ -77,23 +122,25 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups):
     return out.reshape((batch, out_channels) + out_size)
 
 
-def _depthwise(x, w, strides, dilation, before, after):
+def _depthwise(x, w, strides, dilation, before, after, out=None):
     kh, kw = w.shape[2:]
     oh = conv_out(x.shape[2], kh, strides[0], dilation[0], before[0], after[0])
     ow = conv_out(x.shape[3], kw, strides[1], dilation[1], before[1], after[1])
-    out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    if out is None:
+        out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
     depthwise.depthwise_nchw(x, w.reshape(w.shape[0], kh, kw), out, strides, dilation, before)
     return out
 
 
-def _conv2d_nhwc(data, weight, strides, dilation, before, after):
+def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None):
     x = np.ascontiguousarray(data)
     batch, height, width, channels = x.shape
     kh, kw, _, out_channels = weight.shape
     oh = conv_out(height, kh, strides[0], dilation[0], before[0], after[0])
     ow = conv_out(width, kw, strides[1], dilation[1], before[1], after[1])
     w = np.ascontiguousarray(weight)
-    out = np.empty((batch, oh * ow, out_channels), x.dtype)
+    out = (np.empty((batch, oh * ow, out_channels), x.dtype) if result is None
+           else result.reshape(batch, oh * ow, out_channels))
     if (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
         conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels),
                                       w.reshape(channels, out_channels), out)

@@ -219,3 +219,47 @@ def test_cblas_found_with_numpy_openblas():
     if "openblas" not in blas_name:
         pytest.skip(f"numpy's BLAS is {blas_name or 'unknown'}")
     assert blas.HAVE_CBLAS
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.sampled_from([1, 2, 3]),
+       layout=st.sampled_from(["channels_first", "NHWC", "depthwise"]),
+       stride=st.integers(1, 2), pad=st.integers(0, 2), k=st.integers(1, 3))
+def test_conv_into_writes_the_kernels_result_in_place(seed, n, layout, stride, pad, k):
+    rng = np.random.default_rng(seed)
+    if layout != "channels_first":
+        n = 2
+    channels = 4 if layout == "depthwise" else 3
+    out_channels = 4 if layout == "depthwise" else 5
+    groups = 4 if layout == "depthwise" else 1
+    x = rng.standard_normal((2, channels) + (6,) * n).astype(np.float32)
+    w = rng.standard_normal((out_channels, channels // groups) + (k,) * n).astype(np.float32)
+    attrs = dict(strides=(stride,) * n, padding=(pad,) * (2 * n), dilation=(1,) * n,
+                 groups=groups)
+    want = direct_conv(x, w, (stride,) * n, (1,) * n, (pad,) * n, (pad,) * n, groups)
+    op = {1: "nn.conv1d", 2: "nn.conv2d", 3: "nn.conv3d"}[n]
+    kernel = jitkernels.get_kernel(op)
+    if layout == "NHWC":
+        x, w = x.transpose(0, 2, 3, 1).copy(), w.transpose(2, 3, 1, 0).copy()
+        attrs.update(data_layout="NHWC", kernel_layout="HWIO")
+        want = want.transpose(0, 2, 3, 1)
+    out = np.full(want.shape, np.nan, np.float32)
+    assert kernel.into(out, x, w, **attrs)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(out, kernel(x, w, **attrs)[0])
+
+
+def test_conv_into_declines_what_only_the_kernel_handles():
+    kernel = jitkernels.get_kernel("nn.conv2d")
+    x = np.ones((1, 3, 5, 5), np.float32)
+    w = np.ones((2, 3, 3, 3), np.float32)
+    out = np.zeros((1, 2, 3, 3), np.float32)
+    assert not kernel.into(np.zeros((1, 2, 4, 4), np.float32), x, w)         # wrong shape
+    assert not kernel.into(out.astype(np.float64), x, w)                     # wrong dtype
+    assert not kernel.into(out, x, w, out_dtype="float64")
+    assert not kernel.into(np.zeros((1, 3, 3, 2), np.float32), x.transpose(0, 2, 3, 1), w,
+                           data_layout="NHWC")                               # OIHW weight
+    assert not kernel.into(out, x.astype(np.int32), w.astype(np.int32))
+    assert (out == 0).all()
+    assert kernel.into(out, x, w)
+    np.testing.assert_array_equal(out, np.full((1, 2, 3, 3), 27, np.float32))
