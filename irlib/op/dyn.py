@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.dims import Any
 from ..ir.types import TensorType, TupleType
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .transform import reshape_output_shape
 from .type_relations import expect_tensor
 
@@ -34,15 +34,6 @@ def _vector_length(ty, what: str) -> int:
         raise TypeInferenceError(f"{what} must be a 1-D tensor of static length, got {ty}")
     return ty.shape[0]
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description, tuple_output=False):
-    # NOTE: idempotent so that an op library that later defines the same op wins quietly.
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description,
-                         tuple_output=tuple_output)
-    op_def.def_impl(impl)
 
 
 def _reshape_rel(arg_types, attrs):
@@ -146,22 +137,23 @@ def _topk_ref(data, k, axis=-1, ret_type="both", is_ascend=False, dtype="int32")
     return (values, indices)
 
 
-_register("dyn.reshape", ("data", "shape"), ("relay.attrs.DynReshapeAttrs", [("allowzero", False)]),
-          _reshape_rel, _reshape_ref, "reshape to a run-time shape")
-_register("dyn.broadcast_to", ("data", "shape"), None, _broadcast_rel, _broadcast_ref,
-          "broadcast (bidirectionally) with a run-time shape")
-_register("dyn.tile", ("data", "reps"), None, _tile_rel, _tile_ref, "tile by run-time reps")
-_register("dyn.full", ("fill_value", "shape"), ("relay.attrs.InitOpAttrs", [("dtype", "")]),
-          _full_rel, _full_ref, "a tensor of a run-time shape filled with a value")
-_register("dyn.strided_slice", ("data", "begin", "end", "strides", "axes"), None,
-          _slice_rel, _slice_ref, "slice with run-time begin/end/strides/axes")
-_register("dyn.nn.pad", ("data", "pad_width", "pad_value"),
-          ("relay.attrs.PadAttrs", [("pad_mode", "constant")]), _pad_rel, _pad_ref,
-          "pad by run-time widths ((before, after) per axis, negative crops)")
-_register("dyn.topk", ("data", "k"),
-          ("relay.attrs.TopKAttrs", [("axis", -1), ("ret_type", "both"), ("is_ascend", False),
+register_opaque("dyn.reshape", ("data", "shape"),
+                ("relay.attrs.DynReshapeAttrs", [("allowzero", False)]),
+                _reshape_rel, _reshape_ref, "reshape to a run-time shape")
+register_opaque("dyn.broadcast_to", ("data", "shape"), None, _broadcast_rel, _broadcast_ref,
+                "broadcast (bidirectionally) with a run-time shape")
+register_opaque("dyn.tile", ("data", "reps"), None, _tile_rel, _tile_ref, "tile by run-time reps")
+register_opaque("dyn.full", ("fill_value", "shape"), ("relay.attrs.InitOpAttrs", [("dtype", "")]),
+                _full_rel, _full_ref, "a tensor of a run-time shape filled with a value")
+register_opaque("dyn.strided_slice", ("data", "begin", "end", "strides", "axes"), None,
+                _slice_rel, _slice_ref, "slice with run-time begin/end/strides/axes")
+register_opaque("dyn.nn.pad", ("data", "pad_width", "pad_value"),
+                ("relay.attrs.PadAttrs", [("pad_mode", "constant")]), _pad_rel, _pad_ref,
+                "pad by run-time widths ((before, after) per axis, negative crops)")
+register_opaque("dyn.topk", ("data", "k"),
+                ("relay.attrs.TopKAttrs", [("axis", -1), ("ret_type", "both"), ("is_ascend", False),
                                      ("dtype", "int32")]),
-          _topk_rel, _topk_ref, "top-k with a run-time k", tuple_output=True)
+                _topk_rel, _topk_ref, "top-k with a run-time k", tuple_output=True)
 
 
 
@@ -199,8 +191,9 @@ def _make_reduce_ref(function):
 
 for _name, _function in (("sum", np.sum), ("mean", np.mean), ("max", np.max),
                          ("min", np.min), ("prod", np.prod)):
-    _register(f"dyn.{_name}", ("data", "axes"), ("relay.attrs.ReduceAttrs", [("keepdims", False)]),
-              _reduce_rel, _make_reduce_ref(_function), f"{_name} over run-time axes")
+    register_opaque(f"dyn.{_name}", ("data", "axes"),
+                    ("relay.attrs.ReduceAttrs", [("keepdims", False)]), _reduce_rel,
+                    _make_reduce_ref(_function), f"{_name} over run-time axes")
 
 
 def _squeeze_rel(arg_types, attrs):
@@ -268,17 +261,17 @@ def _trilu_ref(data, k, upper=True):
     return (np.triu(data, k) if upper else np.tril(data, k),)
 
 
-_register("dyn.squeeze", ("data", "axes"), None, _squeeze_rel, _squeeze_ref,
-          "squeeze run-time axes")
-_register("dyn.expand_dims", ("data", "axes"), None, _expand_dims_rel, _expand_dims_ref,
-          "insert unit dims at run-time output axes")
-_register("dyn.split", ("data", "sizes"), ("relay.attrs.SplitAttrs", [("axis", 0)]),
-          _split_rel, _split_ref, "split into run-time sizes", tuple_output=True)
-_register("dyn.one_hot", ("indices", "depth", "values"), ("relay.attrs.OneHotAttrs",
+register_opaque("dyn.squeeze", ("data", "axes"), None, _squeeze_rel, _squeeze_ref,
+                "squeeze run-time axes")
+register_opaque("dyn.expand_dims", ("data", "axes"), None, _expand_dims_rel, _expand_dims_ref,
+                "insert unit dims at run-time output axes")
+register_opaque("dyn.split", ("data", "sizes"), ("relay.attrs.SplitAttrs", [("axis", 0)]),
+                _split_rel, _split_ref, "split into run-time sizes", tuple_output=True)
+register_opaque("dyn.one_hot", ("indices", "depth", "values"), ("relay.attrs.OneHotAttrs",
                                                            [("axis", -1)]),
-          _one_hot_rel, _one_hot_ref, "one-hot with a run-time depth and [off, on] values")
-_register("dyn.cumsum", ("data", "axis"), ("relay.attrs.ScanopAttrs",
+                _one_hot_rel, _one_hot_ref, "one-hot with a run-time depth and [off, on] values")
+register_opaque("dyn.cumsum", ("data", "axis"), ("relay.attrs.ScanopAttrs",
                                             [("exclusive", False), ("reverse", False)]),
-          _same_rel, _cumsum_ref, "cumulative sum along a run-time axis")
-_register("dyn.trilu", ("data", "k"), ("relay.attrs.TriluAttrs", [("upper", True)]),
-          _same_rel, _trilu_ref, "upper/lower triangle with a run-time diagonal offset")
+                _same_rel, _cumsum_ref, "cumulative sum along a run-time axis")
+register_opaque("dyn.trilu", ("data", "k"), ("relay.attrs.TriluAttrs", [("upper", True)]),
+                _same_rel, _trilu_ref, "upper/lower triangle with a run-time diagonal offset")

@@ -21,19 +21,11 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.dims import Any
 from ..ir.types import TensorType, TupleType
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import expect_tensor
 
 __all__ = []
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description, tuple_output=False):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description,
-                         tuple_output=tuple_output)
-    op_def.def_impl(impl)
 
 
 def _int(dim):
@@ -179,15 +171,15 @@ def _attention_ref(inputs, roles=(), scale=0.0, is_causal=False, q_num_heads=0,
     return (out, present_k, present_v, exposed)
 
 
-_register("onnx.attention", ("inputs",),
-          ("onnx.attrs.AttentionAttrs", [("roles", ()), ("scale", 0.0), ("is_causal", False),
+register_opaque("onnx.attention", ("inputs",),
+                ("onnx.attrs.AttentionAttrs", [("roles", ()), ("scale", 0.0), ("is_causal", False),
                                          ("q_num_heads", 0), ("kv_num_heads", 0),
                                          ("softcap", 0.0), ("qk_matmul_output_mode", 0),
                                          ("softmax_precision", ""), ("left_window", -1),
                                          ("right_window", -1)]),
-          _attention_rel, _attention_ref,
-          "ONNX Attention (opset 23+): scaled dot-product attention with masks and KV cache",
-          tuple_output=True)
+                _attention_rel, _attention_ref,
+                "ONNX Attention (opset 23+): scaled dot-product attention with masks and KV cache",
+                tuple_output=True)
 
 
 # -- Resize -----------------------------------------------------------------------------------
@@ -340,17 +332,17 @@ def _resize_ref(data, roi, scales, sizes, axes=(), method="nearest",
     return (out.astype(data.dtype),)
 
 
-_register("onnx.resize", ("data", "roi", "scales", "sizes"),
-          ("onnx.attrs.ResizeAttrs", [("axes", ()), ("method", "nearest"),
+register_opaque("onnx.resize", ("data", "roi", "scales", "sizes"),
+                ("onnx.attrs.ResizeAttrs", [("axes", ()), ("method", "nearest"),
                                       ("coordinate_transformation_mode", "half_pixel"),
                                       ("nearest_mode", "round_prefer_floor"),
                                       ("cubic_coeff_a", -0.75), ("exclude_outside", False),
                                       ("extrapolation_value", 0.0), ("antialias", False),
                                       ("keep_aspect_ratio_policy", "stretch"),
                                       ("out_shape", ())]),
-          _resize_rel, _resize_ref,
-          "ONNX Resize on any axes: nearest/linear/cubic, every coordinate transform, "
-          "antialias; scales or sizes given at run time")
+                _resize_rel, _resize_ref,
+                "ONNX Resize on any axes: nearest/linear/cubic, every coordinate transform, "
+                "antialias; scales or sizes given at run time")
 
 
 # -- GridSample -------------------------------------------------------------------------------
@@ -434,12 +426,12 @@ def _grid_sample_rel(arg_types, attrs):
     return TensorType((data.shape[0], data.shape[1]) + tuple(grid.shape[1:-1]), data.dtype)
 
 
-_register("onnx.grid_sample", ("data", "grid"),
-          ("onnx.attrs.GridSampleAttrs", [("mode", "linear"), ("padding_mode", "zeros"),
+register_opaque("onnx.grid_sample", ("data", "grid"),
+                ("onnx.attrs.GridSampleAttrs", [("mode", "linear"), ("padding_mode", "zeros"),
                                           ("align_corners", False)]),
-          _grid_sample_rel, _grid_sample_ref,
-          "ONNX GridSample on 1-3 spatial dims: nearest/linear/cubic; zeros, border or "
-          "reflection padding")
+                _grid_sample_rel, _grid_sample_ref,
+                "ONNX GridSample on 1-3 spatial dims: nearest/linear/cubic; zeros, border or "
+                "reflection padding")
 
 
 # -- LinearAttention ---------------------------------------------------------------------------
@@ -503,13 +495,13 @@ def _linear_attention_ref(inputs, roles=(), q_num_heads=1, kv_num_heads=1, scale
     return (out.astype(query.dtype), state.astype(query.dtype if past is None else past.dtype))
 
 
-_register("onnx.linear_attention", ("inputs",),
-          ("onnx.attrs.LinearAttentionAttrs", [("roles", ()), ("q_num_heads", 1),
+register_opaque("onnx.linear_attention", ("inputs",),
+                ("onnx.attrs.LinearAttentionAttrs", [("roles", ()), ("q_num_heads", 1),
                                                ("kv_num_heads", 1), ("scale", 0.0),
                                                ("update_rule", "gated_delta")]),
-          _linear_attention_rel, _linear_attention_ref,
-          "ONNX LinearAttention: recurrent linear attention (linear, gated, delta, "
-          "gated_delta update rules); returns (output, present_state)", tuple_output=True)
+                _linear_attention_rel, _linear_attention_ref,
+                "ONNX LinearAttention: recurrent linear attention (linear, gated, delta, "
+                "gated_delta update rules); returns (output, present_state)", tuple_output=True)
 
 
 # -- RotaryEmbedding ---------------------------------------------------------------------------
@@ -540,10 +532,10 @@ def _rotary_ref(inputs, interleaved=False, rotary_dim=0, num_heads=0):
     return (out.reshape(shape) if x.ndim == 3 else out.transpose(0, 2, 1, 3),)
 
 
-_register("onnx.rotary_embedding", ("inputs",),
-          ("onnx.attrs.RotaryEmbeddingAttrs", [("interleaved", False), ("rotary_dim", 0),
+register_opaque("onnx.rotary_embedding", ("inputs",),
+                ("onnx.attrs.RotaryEmbeddingAttrs", [("interleaved", False), ("rotary_dim", 0),
                                                ("num_heads", 0)]),
-          lambda arg_types, attrs: expect_tensor(arg_types[0].fields[0],
+                lambda arg_types, attrs: expect_tensor(arg_types[0].fields[0],
                                                  "onnx.rotary_embedding: data"),
-          _rotary_ref, "ONNX RotaryEmbedding (rotate-half or interleaved, optional "
-          "position ids and partial rotary dim)")
+                _rotary_ref, "ONNX RotaryEmbedding (rotate-half or interleaved, optional "
+                "position ids and partial rotary dim)")

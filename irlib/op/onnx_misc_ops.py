@@ -21,19 +21,11 @@ import numpy as np
 from ..errors import TypeInferenceError
 from ..ir.dims import Any
 from ..ir.types import TensorType, TupleType, normalize_dtype
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import expect_tensor
 
 __all__ = []
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description, tuple_output=False):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description,
-                         tuple_output=tuple_output)
-    op_def.def_impl(impl)
 
 
 # -- Unique -----------------------------------------------------------------------------------
@@ -66,10 +58,10 @@ def _unique_ref(data, axis=None, sorted=True):  # noqa: A002 - ONNX's attribute 
     return (values, first.astype("int64"), inverse.astype("int64"), counts.astype("int64"))
 
 
-_register("onnx.unique", ("data",), ("onnx.attrs.UniqueAttrs", [("axis", None),
+register_opaque("onnx.unique", ("data",), ("onnx.attrs.UniqueAttrs", [("axis", None),
                                                                ("sorted", True)]),
-          _unique_rel, _unique_ref, "ONNX Unique: unique values (or slices along axis) with "
-          "first indices, inverse indices and counts", tuple_output=True)
+                _unique_rel, _unique_ref, "ONNX Unique: unique values (or slices along axis) with "
+                "first indices, inverse indices and counts", tuple_output=True)
 
 
 # -- NonMaxSuppression ------------------------------------------------------------------------
@@ -127,11 +119,11 @@ def _nms_ref(boxes, scores, max_per_class, iou_threshold, score_threshold,
     return (np.asarray(selected, "int64").reshape(-1, 3),)
 
 
-_register("onnx.non_max_suppression",
-          ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
+register_opaque("onnx.non_max_suppression",
+                ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
            "score_threshold"),
-          ("onnx.attrs.NMSAttrs", [("center_point_box", 0)]), _nms_rel, _nms_ref,
-          "ONNX NonMaxSuppression: [batch, class, box] of the kept boxes")
+                ("onnx.attrs.NMSAttrs", [("center_point_box", 0)]), _nms_rel, _nms_ref,
+                "ONNX NonMaxSuppression: [batch, class, box] of the kept boxes")
 
 
 # -- ScatterND with reductions ------------------------------------------------------------------
@@ -152,9 +144,9 @@ def _scatter_nd_ref(data, indices, updates, reduction="none"):
     return (out,)
 
 
-_register("onnx.scatter_nd", ("data", "indices", "updates"),
-          ("onnx.attrs.ScatterNDAttrs", [("reduction", "none")]), _scatter_nd_rel,
-          _scatter_nd_ref, "ONNX ScatterND (reduction none/add/mul/min/max)")
+register_opaque("onnx.scatter_nd", ("data", "indices", "updates"),
+                ("onnx.attrs.ScatterNDAttrs", [("reduction", "none")]), _scatter_nd_rel,
+                _scatter_nd_ref, "ONNX ScatterND (reduction none/add/mul/min/max)")
 
 
 # -- BitCast ------------------------------------------------------------------------------------
@@ -184,8 +176,8 @@ def _bitcast_ref(data, dtype):
     return (contiguous.view(target),)
 
 
-_register("onnx.bitcast", ("data",), ("onnx.attrs.BitCastAttrs", [("dtype", "")]),
-          _bitcast_rel, _bitcast_ref, "reinterpret the bits of each element as another dtype")
+register_opaque("onnx.bitcast", ("data",), ("onnx.attrs.BitCastAttrs", [("dtype", "")]),
+                _bitcast_rel, _bitcast_ref, "reinterpret the bits of each element as another dtype")
 
 
 # -- Det ----------------------------------------------------------------------------------------
@@ -197,9 +189,9 @@ def _det_rel(arg_types, attrs):
     return TensorType(tuple(data.shape[:-2]), data.dtype)
 
 
-_register("onnx.det", ("data",), None, _det_rel,
-          lambda data: (np.asarray(np.linalg.det(data)).astype(data.dtype),),
-          "determinants of the trailing square matrices")
+register_opaque("onnx.det", ("data",), None, _det_rel,
+                lambda data: (np.asarray(np.linalg.det(data)).astype(data.dtype),),
+                "determinants of the trailing square matrices")
 
 
 # -- DFT and windows ------------------------------------------------------------------------------
@@ -226,10 +218,10 @@ def _dft_ref(data, length, axis, inverse=False, onesided=False):
     return (np.stack([result.real, result.imag], axis=-1).astype(data.dtype),)
 
 
-_register("onnx.dft", ("data", "length", "axis"),
-          ("onnx.attrs.DFTAttrs", [("inverse", False), ("onesided", False)]),
-          _dft_rel, _dft_ref, "ONNX DFT: (inverse) discrete Fourier transform along an axis "
-          "(length and axis are 0- or 1-element tensors; empty for the defaults)")
+register_opaque("onnx.dft", ("data", "length", "axis"),
+                ("onnx.attrs.DFTAttrs", [("inverse", False), ("onesided", False)]),
+                _dft_rel, _dft_ref, "ONNX DFT: (inverse) discrete Fourier transform along an axis "
+                "(length and axis are 0- or 1-element tensors; empty for the defaults)")
 
 
 def _window_rel(arg_types, attrs):
@@ -269,14 +261,14 @@ def window_values(size: int, kind: str, periodic: bool, dtype: str) -> np.ndarra
     return values.astype(dtype)
 
 
-_register("onnx.window", ("size",), ("onnx.attrs.WindowAttrs", [("kind", "hann"),
+register_opaque("onnx.window", ("size",), ("onnx.attrs.WindowAttrs", [("kind", "hann"),
                                                                ("periodic", True),
                                                                ("dtype", "float32")]),
-          _window_rel, _window_ref, "Hann/Hamming/Blackman window of a run-time size")
-_register("onnx.cumprod", ("data", "axis"), ("onnx.attrs.CumProdAttrs",
+                _window_rel, _window_ref, "Hann/Hamming/Blackman window of a run-time size")
+register_opaque("onnx.cumprod", ("data", "axis"), ("onnx.attrs.CumProdAttrs",
                                              [("exclusive", False), ("reverse", False)]),
-          lambda arg_types, attrs: expect_tensor(arg_types[0], "onnx.cumprod: data"),
-          _cumprod_ref, "ONNX CumProd along a run-time axis (exclusive, reverse)")
+                lambda arg_types, attrs: expect_tensor(arg_types[0], "onnx.cumprod: data"),
+                _cumprod_ref, "ONNX CumProd along a run-time axis (exclusive, reverse)")
 
 
 # -- strings ------------------------------------------------------------------------------------
@@ -296,9 +288,9 @@ def _string_concat_rel(arg_types, attrs):
     return TensorType(broadcast_shapes(lhs.shape, rhs.shape), "string")
 
 
-_register("onnx.string_concat", ("lhs", "rhs"), None, _string_concat_rel,
-          lambda lhs, rhs: (np.char.add(_strings(lhs), _strings(rhs)),),
-          "elementwise (broadcast) string concatenation")
+register_opaque("onnx.string_concat", ("lhs", "rhs"), None, _string_concat_rel,
+                lambda lhs, rhs: (np.char.add(_strings(lhs), _strings(rhs)),),
+                "elementwise (broadcast) string concatenation")
 
 
 def _regex_ref(data, pattern=""):
@@ -308,10 +300,10 @@ def _regex_ref(data, pattern=""):
     return (np.asarray(flat, bool).reshape(np.shape(data)),)
 
 
-_register("onnx.regex_full_match", ("data",), ("onnx.attrs.RegexAttrs", [("pattern", "")]),
-          lambda arg_types, attrs: TensorType(expect_tensor(
+register_opaque("onnx.regex_full_match", ("data",), ("onnx.attrs.RegexAttrs", [("pattern", "")]),
+                lambda arg_types, attrs: TensorType(expect_tensor(
               arg_types[0], "onnx.regex_full_match: data").shape, "bool"),
-          _regex_ref, "whether each string fully matches a regular expression")
+                _regex_ref, "whether each string fully matches a regular expression")
 
 
 def _string_split_rel(arg_types, attrs):
@@ -331,10 +323,10 @@ def _string_split_ref(data, delimiter="", maxsplit=-1):
             np.asarray([len(p) for p in pieces], "int64").reshape(texts.shape))
 
 
-_register("onnx.string_split", ("data",),
-          ("onnx.attrs.StringSplitAttrs", [("delimiter", ""), ("maxsplit", -1)]),
-          _string_split_rel, _string_split_ref,
-          "split strings (padded with empty strings) and count the pieces", tuple_output=True)
+register_opaque("onnx.string_split", ("data",),
+                ("onnx.attrs.StringSplitAttrs", [("delimiter", ""), ("maxsplit", -1)]),
+                _string_split_rel, _string_split_ref,
+                "split strings (padded with empty strings) and count the pieces", tuple_output=True)
 
 
 def _normalizer_ref(data, case_change_action="NONE", is_case_sensitive=False, stopwords=()):
@@ -356,14 +348,14 @@ def _normalizer_ref(data, case_change_action="NONE", is_case_sensitive=False, st
     return (np.asarray(flat, dtype=str).reshape(shape),)
 
 
-_register("onnx.string_normalizer", ("data",),
-          ("onnx.attrs.StringNormalizerAttrs", [("case_change_action", "NONE"),
+register_opaque("onnx.string_normalizer", ("data",),
+                ("onnx.attrs.StringNormalizerAttrs", [("case_change_action", "NONE"),
                                                 ("is_case_sensitive", False),
                                                 ("stopwords", ())]),
-          lambda arg_types, attrs: TensorType(
+                lambda arg_types, attrs: TensorType(
               [Any] * expect_tensor(arg_types[0], "onnx.string_normalizer: data").ndim,
               "string"),
-          _normalizer_ref, "ONNX StringNormalizer: drop stop words, change case")
+                _normalizer_ref, "ONNX StringNormalizer: drop stop words, change case")
 
 
 # -- CenterCropPad ------------------------------------------------------------------------------
@@ -384,13 +376,13 @@ def _center_crop_pad_ref(data, shape, axes=()):
     return (np.array(out),)
 
 
-_register("onnx.center_crop_pad", ("data", "shape"),
-          ("onnx.attrs.CenterCropPadAttrs", [("axes", ())]),
-          lambda arg_types, attrs: TensorType(
+register_opaque("onnx.center_crop_pad", ("data", "shape"),
+                ("onnx.attrs.CenterCropPadAttrs", [("axes", ())]),
+                lambda arg_types, attrs: TensorType(
               [Any] * expect_tensor(arg_types[0], "onnx.center_crop_pad: data").ndim,
               arg_types[0].dtype),
-          _center_crop_pad_ref, "crop or zero-pad the given axes to a run-time shape, "
-          "centered")
+                _center_crop_pad_ref, "crop or zero-pad the given axes to a run-time shape, "
+                "centered")
 
 
 # -- random ops ----------------------------------------------------------------------------------
@@ -434,17 +426,17 @@ def _dropout_ref(data, ratio, seed=-1.0):
 
 
 _RANDOM_ATTRS = [("dtype", ""), ("seed", -1.0)]
-_register("onnx.random_uniform_like", ("data",),
-          ("onnx.attrs.RandomAttrs", [("low", 0.0), ("high", 1.0)] + _RANDOM_ATTRS),
-          _random_like_rel, _uniform_like_ref, "uniform random values shaped like data")
-_register("onnx.random_normal_like", ("data",),
-          ("onnx.attrs.RandomAttrs", [("mean", 0.0), ("scale", 1.0)] + _RANDOM_ATTRS),
-          _random_like_rel, _normal_like_ref, "normal random values shaped like data")
-_register("onnx.bernoulli", ("data",), ("onnx.attrs.RandomAttrs", _RANDOM_ATTRS),
-          _random_like_rel, _bernoulli_ref, "1 with probability data, else 0")
-_register("onnx.dropout", ("data", "ratio"), ("onnx.attrs.RandomAttrs", [("seed", -1.0)]),
-          _dropout_rel, _dropout_ref, "training-mode dropout: (scaled output, keep mask)",
-          tuple_output=True)
+register_opaque("onnx.random_uniform_like", ("data",),
+                ("onnx.attrs.RandomAttrs", [("low", 0.0), ("high", 1.0)] + _RANDOM_ATTRS),
+                _random_like_rel, _uniform_like_ref, "uniform random values shaped like data")
+register_opaque("onnx.random_normal_like", ("data",),
+                ("onnx.attrs.RandomAttrs", [("mean", 0.0), ("scale", 1.0)] + _RANDOM_ATTRS),
+                _random_like_rel, _normal_like_ref, "normal random values shaped like data")
+register_opaque("onnx.bernoulli", ("data",), ("onnx.attrs.RandomAttrs", _RANDOM_ATTRS),
+                _random_like_rel, _bernoulli_ref, "1 with probability data, else 0")
+register_opaque("onnx.dropout", ("data", "ratio"), ("onnx.attrs.RandomAttrs", [("seed", -1.0)]),
+                _dropout_rel, _dropout_ref, "training-mode dropout: (scaled output, keep mask)",
+                tuple_output=True)
 
 #: ops whose results are random (never constant-folded).
 RANDOM_OPS = frozenset({"onnx.random_uniform_like", "onnx.random_normal_like",

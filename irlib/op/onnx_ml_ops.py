@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import OpImplError, TypeInferenceError
 from ..ir.types import TensorType
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import expect_tensor
 
 __all__ = ["AGGREGATES", "POST_TRANSFORMS", "NODE_MODES"]
@@ -38,13 +38,6 @@ NODE_MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ",
 
 _FLOATS = ("float16", "float32", "float64")
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description)
-    op_def.def_impl(impl)
 
 
 # -- LabelEncoder -------------------------------------------------------------------------------
@@ -91,11 +84,12 @@ def _label_encoder_ref(data, keys=(), values=(), default=None, dtype="int64"):
     return (out,)
 
 
-_register("onnx.label_encoder", ("data",),
-          ("onnx.attrs.LabelEncoderAttrs",
+register_opaque("onnx.label_encoder", ("data",),
+                ("onnx.attrs.LabelEncoderAttrs",
            [("keys", ()), ("values", ()), ("default", None), ("dtype", "int64")]),
-          _label_encoder_rel, _label_encoder_ref,
-          "ONNX-ML LabelEncoder: map elements equal to keys[i] to values[i], others to default")
+                _label_encoder_rel, _label_encoder_ref,
+                "ONNX-ML LabelEncoder: map elements equal to keys[i] to values[i], others to "
+                "default")
 
 
 # -- TreeEnsemble -------------------------------------------------------------------------------
@@ -335,13 +329,13 @@ def _tree_ensemble_ref(data, **attrs):
     return (scores.astype(data.dtype),)
 
 
-_register("onnx.tree_ensemble", ("data",),
-          ("onnx.attrs.TreeEnsembleAttrs",
+register_opaque("onnx.tree_ensemble", ("data",),
+                ("onnx.attrs.TreeEnsembleAttrs",
            [("nodes_featureids", ()), ("nodes_splits", ()), ("nodes_modes", ()),
             ("nodes_truenodeids", ()), ("nodes_trueleafs", ()), ("nodes_falsenodeids", ()),
             ("nodes_falseleafs", ()), ("nodes_missing_value_tracks_true", ()),
             ("membership_values", ()), ("tree_roots", ()), ("leaf_offsets", (0,)),
             ("leaf_targetids", ()), ("leaf_weights", ()), ("n_targets", 1),
             ("base_values", ()), ("aggregate_function", "SUM"), ("post_transform", "NONE")]),
-          _tree_ensemble_rel, _tree_ensemble_ref,
-          "ONNX-ML TreeEnsemble: aggregated leaf weights of decision trees per target")
+                _tree_ensemble_rel, _tree_ensemble_ref,
+                "ONNX-ML TreeEnsemble: aggregated leaf weights of decision trees per target")

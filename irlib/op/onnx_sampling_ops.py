@@ -21,18 +21,11 @@ import numpy as np
 from ..errors import OpImplError, TypeInferenceError
 from ..ir.dims import AnyDim
 from ..ir.types import TensorType
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import dims_differ, expect_tensor
 
 __all__ = []
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description)
-    op_def.def_impl(impl)
 
 
 # -- DeformConv -----------------------------------------------------------------------------------
@@ -157,11 +150,11 @@ def _deform_conv_ref(data, weight, offset, bias, mask, group=1, offset_group=1, 
     return (out,)
 
 
-_register("onnx.deform_conv", ("data", "weight", "offset", "bias", "mask"),
-          ("onnx.attrs.DeformConvAttrs", [("group", 1), ("offset_group", 1), ("strides", ()),
+register_opaque("onnx.deform_conv", ("data", "weight", "offset", "bias", "mask"),
+                ("onnx.attrs.DeformConvAttrs", [("group", 1), ("offset_group", 1), ("strides", ()),
                                           ("pads", ()), ("dilations", ())]),
-          _deform_conv_rel, _deform_conv_ref,
-          "ONNX DeformConv (2-D): convolution sampling the input at offset positions")
+                _deform_conv_rel, _deform_conv_ref,
+                "ONNX DeformConv (2-D): convolution sampling the input at offset positions")
 
 
 # -- RoiAlign -------------------------------------------------------------------------------------
@@ -231,10 +224,10 @@ def _roi_align_ref(data, rois, batch_indices, mode="avg", output_height=1, outpu
     return (out,)
 
 
-_register("onnx.roi_align", ("data", "rois", "batch_indices"),
-          ("onnx.attrs.RoiAlignAttrs", [("mode", "avg"), ("output_height", 1),
+register_opaque("onnx.roi_align", ("data", "rois", "batch_indices"),
+                ("onnx.attrs.RoiAlignAttrs", [("mode", "avg"), ("output_height", 1),
                                         ("output_width", 1), ("sampling_ratio", 0),
                                         ("spatial_scale", 1.0),
                                         ("coordinate_transformation_mode", "half_pixel")]),
-          _roi_align_rel, _roi_align_ref,
-          "ONNX RoiAlign: bilinear average/max pooling of regions of interest")
+                _roi_align_rel, _roi_align_ref,
+                "ONNX RoiAlign: bilinear average/max pooling of regions of interest")

@@ -21,18 +21,11 @@ import numpy as np
 from ..errors import OpImplError, TypeInferenceError
 from ..ir.dims import Any
 from ..ir.types import TensorType, normalize_dtype
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import expect_tensor
 
 __all__ = ["mel_weight_matrix_values"]
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description)
-    op_def.def_impl(impl)
 
 
 def _scalar(value, op: str, what: str):
@@ -76,9 +69,9 @@ def _stft_ref(signal, frame_step, window, frame_length, onesided=True):
     return (np.stack([spectrum.real, spectrum.imag], axis=-1).astype(signal.dtype),)
 
 
-_register("onnx.stft", ("signal", "frame_step", "window", "frame_length"),
-          ("onnx.attrs.STFTAttrs", [("onesided", True)]), _stft_rel, _stft_ref,
-          "ONNX STFT: windowed DFT of frames taken every frame_step samples")
+register_opaque("onnx.stft", ("signal", "frame_step", "window", "frame_length"),
+                ("onnx.attrs.STFTAttrs", [("onesided", True)]), _stft_rel, _stft_ref,
+                "ONNX STFT: windowed DFT of frames taken every frame_step samples")
 
 
 # -- MelWeightMatrix ----------------------------------------------------------------------------
@@ -154,10 +147,11 @@ def _mel_ref(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge
         float(_scalar(upper_edge_hertz, op, "upper_edge_hertz")), dtype),)
 
 
-_register("onnx.mel_weight_matrix",
-          ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"),
-          ("onnx.attrs.MelWeightMatrixAttrs", [("dtype", "float32")]), _mel_rel, _mel_ref,
-          "ONNX MelWeightMatrix: mel-scale triangular filter bank over DFT bins")
+register_opaque("onnx.mel_weight_matrix",
+                ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz",
+                 "upper_edge_hertz"),
+                ("onnx.attrs.MelWeightMatrixAttrs", [("dtype", "float32")]), _mel_rel, _mel_ref,
+                "ONNX MelWeightMatrix: mel-scale triangular filter bank over DFT bins")
 
 
 # -- TensorScatter ------------------------------------------------------------------------------
@@ -205,11 +199,11 @@ def _tensor_scatter_ref(past_cache, update, write_indices, mode="linear", axis=1
     return (present,)
 
 
-_register("onnx.tensor_scatter", ("past_cache", "update", "write_indices"),
-          ("onnx.attrs.TensorScatterAttrs", [("mode", "linear"), ("axis", 1)]),
-          _tensor_scatter_rel, _tensor_scatter_ref,
-          "ONNX TensorScatter: write update into the cache at per-batch offsets along axis "
-          "(write_indices is empty for offset 0)")
+register_opaque("onnx.tensor_scatter", ("past_cache", "update", "write_indices"),
+                ("onnx.attrs.TensorScatterAttrs", [("mode", "linear"), ("axis", 1)]),
+                _tensor_scatter_rel, _tensor_scatter_ref,
+                "ONNX TensorScatter: write update into the cache at per-batch offsets along axis "
+                "(write_indices is empty for offset 0)")
 
 
 # -- AffineGrid ---------------------------------------------------------------------------------
@@ -250,8 +244,8 @@ def _affine_grid_ref(theta, size, align_corners=False):
     return (grid.reshape([dims[0]] + dims[2:] + [spatial]).astype(theta.dtype),)
 
 
-_register("onnx.affine_grid", ("theta", "size"),
-          ("onnx.attrs.AffineGridAttrs", [("align_corners", False)]),
-          _affine_grid_rel, _affine_grid_ref,
-          "ONNX AffineGrid: sampling grid [N, (D,) H, W, 2|3] of affine transforms theta "
-          "over the normalized [-1, 1] output coordinates")
+register_opaque("onnx.affine_grid", ("theta", "size"),
+                ("onnx.attrs.AffineGridAttrs", [("align_corners", False)]),
+                _affine_grid_rel, _affine_grid_ref,
+                "ONNX AffineGrid: sampling grid [N, (D,) H, W, 2|3] of affine transforms theta "
+                "over the normalized [-1, 1] output coordinates")

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import OpImplError, TypeInferenceError
 from ..ir.dims import Any
 from ..ir.types import TensorType
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import expect_tensor
 
 __all__ = ["TFIDF_MODES", "PIXEL_FORMATS", "pillow_available"]
@@ -34,13 +34,6 @@ TFIDF_MODES = ("TF", "IDF", "TFIDF")
 #: The pixel formats of ImageDecoder and their channel counts.
 PIXEL_FORMATS = {"RGB": 3, "BGR": 3, "Grayscale": 1}
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description)
-    op_def.def_impl(impl)
 
 
 # -- TfIdfVectorizer ----------------------------------------------------------------------------
@@ -143,13 +136,13 @@ def _tfidf_ref(data, mode="TF", min_gram_length=1, max_gram_length=1, max_skip_c
     return (result.reshape(out) if data.ndim == 1 else result,)
 
 
-_register("onnx.tfidf_vectorizer", ("data",),
-          ("onnx.attrs.TfIdfVectorizerAttrs",
+register_opaque("onnx.tfidf_vectorizer", ("data",),
+                ("onnx.attrs.TfIdfVectorizerAttrs",
            [("mode", "TF"), ("min_gram_length", 1), ("max_gram_length", 1),
             ("max_skip_count", 0), ("ngram_counts", ()), ("ngram_indexes", ()), ("pool", ()),
             ("weights", ())]),
-          _tfidf_rel, _tfidf_ref,
-          "ONNX TfIdfVectorizer: weighted counts of pooled (skip-)n-grams per row")
+                _tfidf_rel, _tfidf_ref,
+                "ONNX TfIdfVectorizer: weighted counts of pooled (skip-)n-grams per row")
 
 
 # -- ImageDecoder -------------------------------------------------------------------------------
@@ -196,8 +189,8 @@ def _image_decoder_ref(encoded, pixel_format="RGB"):
     return (np.ascontiguousarray(pixels),)
 
 
-_register("onnx.image_decoder", ("encoded",),
-          ("onnx.attrs.ImageDecoderAttrs", [("pixel_format", "RGB")]),
-          _image_decoder_rel, _image_decoder_ref,
-          "ONNX ImageDecoder: decode an encoded image file into [H, W, C] uint8 pixels "
-          "(needs Pillow)")
+register_opaque("onnx.image_decoder", ("encoded",),
+                ("onnx.attrs.ImageDecoderAttrs", [("pixel_format", "RGB")]),
+                _image_decoder_rel, _image_decoder_ref,
+                "ONNX ImageDecoder: decode an encoded image file into [H, W, C] uint8 pixels "
+                "(needs Pillow)")

@@ -27,19 +27,11 @@ import numpy as np
 from ..errors import OpImplError, TypeInferenceError
 from ..ir.dims import Any, AnyDim
 from ..ir.types import TensorType, TupleType
-from .registry import OpPattern, is_registered, register_op
+from .registry import register_opaque
 from .type_relations import dims_differ, expect_tensor
 
 __all__ = ["col2im_blocks", "pool_out_size"]
 
-
-def _register(name, arg_names, attrs, type_rel, impl, description, tuple_output=False):
-    if is_registered(name):
-        return
-    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
-                         pattern=OpPattern.OPAQUE, description=description,
-                         tuple_output=tuple_output)
-    op_def.def_impl(impl)
 
 
 def _defaults(values, count: int, fill: int) -> tuple:
@@ -142,15 +134,15 @@ def _col2im_ref(data, image_shape=(), block_shape=(), dilations=(), pads=(), str
 
 
 _COL2IM_FIELDS = [("dilations", ()), ("pads", ()), ("strides", ())]
-_register("onnx.col2im", ("data",),
-          ("onnx.attrs.Col2ImAttrs", [("image_shape", ()), ("block_shape", ())]
+register_opaque("onnx.col2im", ("data",),
+                ("onnx.attrs.Col2ImAttrs", [("image_shape", ()), ("block_shape", ())]
            + _COL2IM_FIELDS),
-          _col2im_rel, _col2im_ref, "ONNX Col2Im: sum sliding blocks back into an image")
-_register("onnx.col2im_dyn", ("data", "image_shape", "block_shape"),
-          ("onnx.attrs.Col2ImDynAttrs", _COL2IM_FIELDS), _col2im_dyn_rel,
-          lambda data, image_shape, block_shape, **attrs: _col2im_ref(
+                _col2im_rel, _col2im_ref, "ONNX Col2Im: sum sliding blocks back into an image")
+register_opaque("onnx.col2im_dyn", ("data", "image_shape", "block_shape"),
+                ("onnx.attrs.Col2ImDynAttrs", _COL2IM_FIELDS), _col2im_dyn_rel,
+                lambda data, image_shape, block_shape, **attrs: _col2im_ref(
               data, image_shape, block_shape, name="onnx.col2im_dyn", **attrs),
-          "ONNX Col2Im with run-time image and block shapes")
+                "ONNX Col2Im with run-time image and block shapes")
 
 
 # -- MaxPool with indices -------------------------------------------------------------------------
@@ -255,11 +247,11 @@ def _max_pool_indices_ref(data, kernel_shape=(), strides=(), pads=(), dilations=
 
 
 _POOL_FIELDS = [("kernel_shape", ()), ("strides", ()), ("pads", ()), ("dilations", ())]
-_register("onnx.max_pool_with_indices", ("data",),
-          ("onnx.attrs.MaxPoolIndicesAttrs", _POOL_FIELDS + [("ceil_mode", False),
+register_opaque("onnx.max_pool_with_indices", ("data",),
+                ("onnx.attrs.MaxPoolIndicesAttrs", _POOL_FIELDS + [("ceil_mode", False),
                                                              ("storage_order", 0)]),
-          _max_pool_indices_rel, _max_pool_indices_ref,
-          "ONNX MaxPool with the flat indices of the maxima", tuple_output=True)
+                _max_pool_indices_rel, _max_pool_indices_ref,
+                "ONNX MaxPool with the flat indices of the maxima", tuple_output=True)
 
 
 # -- MaxUnpool ------------------------------------------------------------------------------------
@@ -329,12 +321,12 @@ def _max_unpool_ref(data, indices, kernel_shape=(), pads=(), strides=(), output_
 
 
 _UNPOOL_FIELDS = [("kernel_shape", ()), ("pads", ()), ("strides", ())]
-_register("onnx.max_unpool", ("data", "indices"),
-          ("onnx.attrs.MaxUnpoolAttrs", _UNPOOL_FIELDS + [("output_shape", ())]),
-          _max_unpool_rel, _max_unpool_ref, "ONNX MaxUnpool: values scattered to their flat "
-          "indices in a zero tensor")
-_register("onnx.max_unpool_dyn", ("data", "indices", "output_shape"),
-          ("onnx.attrs.MaxUnpoolDynAttrs", _UNPOOL_FIELDS), _max_unpool_dyn_rel,
-          lambda data, indices, output_shape, **attrs: _max_unpool_ref(
+register_opaque("onnx.max_unpool", ("data", "indices"),
+                ("onnx.attrs.MaxUnpoolAttrs", _UNPOOL_FIELDS + [("output_shape", ())]),
+                _max_unpool_rel, _max_unpool_ref, "ONNX MaxUnpool: values scattered to their flat "
+                "indices in a zero tensor")
+register_opaque("onnx.max_unpool_dyn", ("data", "indices", "output_shape"),
+                ("onnx.attrs.MaxUnpoolDynAttrs", _UNPOOL_FIELDS), _max_unpool_dyn_rel,
+                lambda data, indices, output_shape, **attrs: _max_unpool_ref(
               data, indices, output_shape=output_shape, **attrs),
-          "ONNX MaxUnpool with a run-time output shape")
+                "ONNX MaxUnpool with a run-time output shape")

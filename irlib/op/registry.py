@@ -218,6 +218,25 @@ def register_op(name: str, arg_names=("data",), attrs=None, type_rel=None,
     return op_def
 
 
+def register_opaque(name: str, arg_names, attrs, type_rel, impl, description: str,
+                    tuple_output: bool = False) -> None:
+    """Register an ``OPAQUE`` op with its numpy implementation, unless ``name`` exists.
+
+    The op families of the frontends (``dyn.*``, ``onnx.*``) use it: idempotent, so that an
+    op library that later defines the same op wins quietly.
+
+    Args:
+        name, arg_names, attrs, type_rel, description, tuple_output: as :func:`register_op`.
+        impl: the numpy implementation (see :meth:`OpDef.def_impl`).
+    """
+    if is_registered(name):
+        return
+    op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
+                         pattern=OpPattern.OPAQUE, description=description,
+                         tuple_output=tuple_output)
+    op_def.def_impl(impl)
+
+
 def _ensure_loaded() -> None:
     # The op definitions register themselves on import of irlib.op; make sure they are in.
     if not _REGISTRY or "add" not in _REGISTRY:

@@ -25,6 +25,17 @@ def _out_dtype(attrs, data):
     return np.dtype(attrs.get("out_dtype") or data.dtype)
 
 
+def _conv_attrs(attrs, n: int, data_canon: str, kernel_canon: str) -> tuple:
+    """A conv call's attributes, normalised: ``(strides, dilation, before, after, groups,
+    data_layout, kernel_layout, out_layout)`` (per-axis tuples; layouts default as Relay's)."""
+    before, after = padding_pairs(attrs.get("padding", 0), n)
+    data_layout = attrs.get("data_layout") or data_canon
+    return (ntuple(attrs.get("strides", 1), n), ntuple(attrs.get("dilation", 1), n), before,
+            after, int(attrs.get("groups", 1)), data_layout,
+            attrs.get("kernel_layout") or kernel_canon,
+            attrs.get("out_layout") or data_layout)
+
+
 def _conv_nd(op_name: str, n: int):
     spatial = SPATIAL[n]
     data_canon, kernel_canon = "NC" + spatial, "OI" + spatial
@@ -32,13 +43,8 @@ def _conv_nd(op_name: str, n: int):
     def kernel(data, weight, **attrs):
         if not is_float(data, weight) or data.ndim != n + 2 or weight.ndim != n + 2:
             return reference(op_name, (data, weight), attrs)
-        strides = ntuple(attrs.get("strides", 1), n)
-        dilation = ntuple(attrs.get("dilation", 1), n)
-        before, after = padding_pairs(attrs.get("padding", 0), n)
-        groups = int(attrs.get("groups", 1))
-        data_layout = attrs.get("data_layout") or data_canon
-        kernel_layout = attrs.get("kernel_layout") or kernel_canon
-        out_layout = attrs.get("out_layout") or data_layout
+        (strides, dilation, before, after, groups, data_layout, kernel_layout,
+         out_layout) = _conv_attrs(attrs, n, data_canon, kernel_canon)
         if (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"
                 and out_layout == "NHWC"):
             out = _conv2d_nhwc(data, weight, strides, dilation, before, after)
@@ -63,13 +69,8 @@ def _conv_nd(op_name: str, n: int):
                 or out.dtype != data.dtype or weight.dtype != data.dtype
                 or _out_dtype(attrs, data) != data.dtype or not out.flags.c_contiguous):
             return False
-        strides = ntuple(attrs.get("strides", 1), n)
-        dilation = ntuple(attrs.get("dilation", 1), n)
-        before, after = padding_pairs(attrs.get("padding", 0), n)
-        groups = int(attrs.get("groups", 1))
-        data_layout = attrs.get("data_layout") or data_canon
-        kernel_layout = attrs.get("kernel_layout") or kernel_canon
-        out_layout = attrs.get("out_layout") or data_layout
+        (strides, dilation, before, after, groups, data_layout, kernel_layout,
+         out_layout) = _conv_attrs(attrs, n, data_canon, kernel_canon)
         nhwc = (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"
                 and out_layout == "NHWC")
         if not nhwc and (data_layout, kernel_layout, out_layout) != (
