@@ -9,20 +9,11 @@ from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.dims import Any
 from irlib.ir.types import TensorType
 from irlib.op import onnx_signal_ops  # noqa: F401  (registers the ops)
-from irlib.op.registry import evaluate, get_def
 
 from ort_oracle import run_node
+from op_calls import run, relation
 
 RNG = np.random.default_rng(0)
-
-
-def run(name, *inputs, **attrs):
-    return evaluate(name, list(inputs), get_def(name).make_attrs(attrs))
-
-
-def relation(name, arg_types, **attrs):
-    op_def = get_def(name)
-    return op_def.type_rel(arg_types, op_def.make_attrs(attrs))
 
 
 def _i64(value):

@@ -11,19 +11,10 @@ import pytest
 from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.types import TensorType
 from irlib.op import onnx_text_train_ops
-from irlib.op.registry import evaluate, get_def
 from irlib.testing.budget import examples
+from op_calls import run, relation
 
 RNG = np.random.default_rng(0)
-
-
-def run(name, *inputs, **attrs):
-    return evaluate(name, list(inputs), get_def(name).make_attrs(attrs))
-
-
-def relation(name, arg_types, **attrs):
-    op_def = get_def(name)
-    return op_def.type_rel(arg_types, op_def.make_attrs(attrs))
 
 
 # -- TfIdfVectorizer ----------------------------------------------------------------------------

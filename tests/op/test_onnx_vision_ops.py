@@ -14,6 +14,7 @@ from irlib.op import onnx_sampling_ops, onnx_vision_ops  # noqa: F401  (register
 from irlib.op.registry import evaluate, get_def, make_call
 
 from ort_oracle import run_node
+from op_calls import relation
 
 RNG = np.random.default_rng(7)
 
@@ -23,11 +24,6 @@ def run(name, *inputs, **attrs):
     op_def = get_def(name)
     result = evaluate(name, list(inputs), op_def.make_attrs(attrs))
     return result if op_def.tuple_output else (result,)
-
-
-def relation(name, arg_types, **attrs):
-    op_def = get_def(name)
-    return op_def.type_rel(arg_types, op_def.make_attrs(attrs))
 
 
 def f32(*shape):
