@@ -424,7 +424,15 @@ class Importer:
 
 
 def convert_graph(context: GraphContext, graph) -> list:
-    """Convert the nodes of ``graph`` into ``context``; returns the output expressions."""
+    """Convert the nodes of ``graph`` into ``context``; returns the output expressions.
+
+    A subgraph's (an If branch, a Loop/Scan body, a FlexAttention modifier) own initializers
+    become constants of its context; the main graph's are bound by :meth:`Importer.run`.
+    """
+    if context.parent is not None and graph.initializer:
+        from onnx import numpy_helper
+        for init in graph.initializer:
+            context.bind(init.name, context.const(numpy_helper.to_array(init)))
     for node in graph.node:
         convert_node(context, node)
     return [context.lookup(output.name) for output in graph.output]

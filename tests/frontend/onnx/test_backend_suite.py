@@ -32,9 +32,6 @@ def _exact(*names):
 #: regex on case names -> why the case is expected to fail. Every entry names exact cases, and
 #: a listed case that passes fails the test (remove it from here), so the list stays exact.
 EXPECTED_FAILURES = {
-    r"^test_flexattention(_[a-z0-9]+)*(?<!_ver26)$":
-        "ai.onnx.preview.FlexAttention (score/prob-mod subgraphs) is not converted (its "
-        "expanded forms pass)",
     _exact("affine_grid_2d_expanded", "affine_grid_2d_align_corners_expanded"):
         "AffineGrid's 2-D expanded form builds If branches of different ranks feeding a "
         "Transpose whose rank depends on them (AffineGrid itself converts to onnx.affine_grid)",

@@ -106,3 +106,30 @@ def test_branches_of_different_dtypes_are_rejected_by_name():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     with pytest.raises(OpNotImplemented, match="If output 0: the branches have types"):
         from_onnx(model)
+
+
+def test_branch_initializers_are_constants_of_their_branch():
+    """Subgraphs may carry their own initializers (onnx.checker accepts them)."""
+    def branch(name, scale):
+        init = helper.make_tensor(f"{name}_k", TensorProto.FLOAT, [2], [scale, -scale])
+        graph = helper.make_graph([helper.make_node("Mul", ["x", f"{name}_k"], [f"{name}_y"])],
+                                  name, [],
+                                  [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT,
+                                                                 [2])], [init])
+        return graph
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", 2.0),
+                            else_branch=branch("else", 3.0))
+    model = _model([node], [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.checker.check_model(model)
+    mod, _ = from_onnx(model)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    x = np.array([1.5, -4.0], "float32")
+    for executor in ("debug", "graph"):
+        run = interp.create_executor(executor, mod=mod).evaluate()
+        for flag in (True, False):
+            (want,) = session.run(None, {"c": np.array(flag), "x": x})
+            np.testing.assert_array_equal(run(np.array(flag), x).numpy(), want)
+            assert want[0] == x[0] * (2.0 if flag else 3.0)

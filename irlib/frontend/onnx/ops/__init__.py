@@ -21,3 +21,4 @@ from . import vision  # noqa: F401
 from . import contrib_bert  # noqa: F401
 from . import text_train  # noqa: F401
 from . import ml  # noqa: F401
+from . import flex_attention  # noqa: F401
