@@ -39,13 +39,15 @@ def create_executor(kind: str = "debug", mod: IRModule | None = None, device=Non
     """An executor for ``mod`` (``relay.create_executor``).
 
     Args:
-        kind: ``"debug"``, ``"graph"``, ``"vm"``, ``"aot"`` or ``"python"`` (all run on the
-            reference interpreter for now).
+        kind: ``"debug"``, ``"graph"``, ``"vm"``, ``"aot"`` or ``"python"`` (``"graph"``
+            runs on the graph executor where it can; the others on the interpreter).
         mod: the module whose globals and types expressions use (None for an empty one).
         device: the device (``interp.cpu(0)`` by default; values stay host arrays).
         target: ``"cpu"`` (alias ``"llvm"``), ``"cuda"`` or ``"python"``.
         params: ``{name: array}`` values for parameters of ``main``, bound by name; the
-            callable ``evaluate()`` returns then takes only the remaining parameters.
+            callable ``evaluate()`` returns then takes only the remaining parameters. Names
+            that are not parameters of ``main`` are ignored, as Relay's
+            ``bind_params_by_name`` does (``from_onnx``'s params of folded weights).
 
     Returns:
         An :class:`Executor`.
@@ -165,11 +167,11 @@ class BoundFunction:
         self.params = closure.func.params if isinstance(closure, Closure) else None
         self.bound = dict(bound or {})
         if self.params is not None:
+            # As Relay's bind_params_by_name: names that are not parameters are ignored (a
+            # frontend's params dict may hold weights it already folded into constants); a
+            # misspelt name leaves its parameter to be passed, or reported missing.
             known = {p.name_hint for p in self.params}
-            unknown = [key for key in self.bound if key not in known]
-            if unknown:
-                raise InterpreterError(f"params {unknown} are not parameters of {name} "
-                                       f"(parameters: {sorted(known)})")
+            self.bound = {key: value for key, value in self.bound.items() if key in known}
 
     def __call__(self, *args, **kwargs):
         if self.params is None:
