@@ -5,7 +5,9 @@ Each kernel picks one path (all in :mod:`jitkernels.cpu.conv_core`):
 * NHWC data with an HWIO kernel and one group (conv2d): the implicit per-tap GEMM or
   channels-last im2col + GEMM, both against the weight as stored (HWIO is already the
   ``[KH*KW*C, O]`` matrix); 1x1 is a plain GEMM;
-* a depthwise conv2d (one input channel per group): the direct ``prange`` kernel;
+* a depthwise conv2d (one input channel per group): the direct ``prange`` kernels of
+  :mod:`jitkernels.cpu.depthwise` (channels-first, or NHWC with one output channel per
+  input channel);
 * everything else in channels-first form ``(N, C, D, H, W)`` (other layouts are transposed
   in and out): a 1x1/stride-1/unpadded convolution is a GEMM per group; a 1-D or 2-D one
   the implicit per-tap GEMM or im2col + GEMM per group; a 3-D one im2col + GEMM.
@@ -45,9 +47,14 @@ def _conv_nd(op_name: str, n: int):
             return reference(op_name, (data, weight), attrs)
         (strides, dilation, before, after, groups, data_layout, kernel_layout,
          out_layout) = _conv_attrs(attrs, n, data_canon, kernel_canon)
-        if (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"
-                and out_layout == "NHWC"):
+        nhwc = n == 2 and data_layout == "NHWC" and out_layout == "NHWC"
+        if nhwc and groups == 1 and kernel_layout == "HWIO":
             out = _conv2d_nhwc(data, weight, strides, dilation, before, after)
+        elif (nhwc and groups > 1 and groups == data.shape[3]
+              and weight.shape[kernel_layout.index("O")] == groups
+              and weight.shape[kernel_layout.index("I")] == 1):
+            out = _depthwise_nhwc(data, to_canonical(weight, kernel_layout, "HWOI"), strides,
+                                  dilation, before, after)
         else:
             x = to_canonical(data, data_layout, data_canon)
             w = to_canonical(weight, kernel_layout, kernel_canon)
@@ -130,6 +137,18 @@ def _depthwise(x, w, strides, dilation, before, after, out=None):
     if out is None:
         out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
     depthwise.depthwise_nchw(x, w.reshape(w.shape[0], kh, kw), out, strides, dilation, before)
+    return out
+
+
+def _depthwise_nhwc(data, weight, strides, dilation, before, after):
+    """Channels-last depthwise convolution, multiplier 1; ``weight`` is ``(KH, KW, C, 1)``."""
+    x = np.ascontiguousarray(data)
+    kh, kw, channels, _ = weight.shape
+    oh = conv_out(x.shape[1], kh, strides[0], dilation[0], before[0], after[0])
+    ow = conv_out(x.shape[2], kw, strides[1], dilation[1], before[1], after[1])
+    out = np.empty((x.shape[0], oh, ow, channels), x.dtype)
+    depthwise.depthwise_nhwc(x, weight.reshape(kh, kw, channels), out, strides, dilation,
+                             before)
     return out
 
 

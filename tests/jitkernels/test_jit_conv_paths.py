@@ -263,3 +263,18 @@ def test_conv_into_declines_what_only_the_kernel_handles():
     assert (out == 0).all()
     assert kernel.into(out, x, w)
     np.testing.assert_array_equal(out, np.full((1, 2, 3, 3), 27, np.float32))
+
+
+@pytest.mark.parametrize("kernel_layout", ["HWOI", "OIHW"])
+@pytest.mark.parametrize("stride,pad", [(1, 1), (2, 0), (2, 1)])
+def test_nhwc_depthwise_runs_channels_last(kernel_layout, stride, pad):
+    rng = np.random.default_rng(stride * 10 + pad)
+    x = rng.standard_normal((2, 6, 7, 5)).astype(np.float32)            # NHWC, 5 channels
+    w = rng.standard_normal((5, 1, 3, 3)).astype(np.float32)            # OIHW
+    want = direct_conv(x.transpose(0, 3, 1, 2), w, (stride,) * 2, (1, 1), (pad,) * 2,
+                       (pad,) * 2, 5).transpose(0, 2, 3, 1)
+    weight = w if kernel_layout == "OIHW" else np.ascontiguousarray(w.transpose(2, 3, 0, 1))
+    out, = jitkernels.get_kernel("nn.conv2d")(
+        x, weight, strides=(stride, stride), padding=(pad,) * 4, dilation=(1, 1), groups=5,
+        data_layout="NHWC", kernel_layout=kernel_layout)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
