@@ -86,16 +86,22 @@ def pool_out(size, pool, stride, dilation, before, after, ceil_mode) -> int:
 
 
 class PoolWindow:
-    """A pooling call's geometry in canonical NC(D)(H)W form, shared by the CPU and CUDA pools.
+    """A pooling call's geometry, shared by the CPU and CUDA pools.
 
     Args:
-        data: the input array in ``layout``.
-        attrs: the call's attrs (pool_size, strides, dilation, padding, layout, ceil_mode).
+        shape: the input's shape, in ``layout``.
+        attrs: the call's attrs (pool_size, strides, dilation, padding, layout, out_layout,
+            ceil_mode, count_include_pad).
         n: number of spatial dims.
+
+    Attributes:
+        canonical: ``"NC" + spatial``; ``channels_last``: ``"N" + spatial + "C"``.
+        out_size: the output's spatial sizes; ``out_shape``: its shape in ``out_layout``.
     """
 
-    def __init__(self, data: np.ndarray, attrs: dict, n: int):
+    def __init__(self, shape: tuple, attrs: dict, n: int):
         self.canonical = "NC" + SPATIAL[n]
+        self.channels_last = "N" + SPATIAL[n] + "C"
         self.layout = attrs.get("layout") or self.canonical
         self.out_layout = attrs.get("out_layout") or self.layout
         self.pool = ntuple(attrs.get("pool_size", 1), n)
@@ -103,11 +109,18 @@ class PoolWindow:
         self.dilation = ntuple(attrs.get("dilation", 1), n)
         self.before, self.after = padding_pairs(attrs.get("padding", 0), n)
         self.count_include_pad = bool(attrs.get("count_include_pad", False))
-        self.x = to_canonical(data, self.layout, self.canonical)
         ceil_mode = bool(attrs.get("ceil_mode", False))
         self.out_size = tuple(
-            pool_out(self.x.shape[2 + i], self.pool[i], self.strides[i], self.dilation[i],
-                     self.before[i], self.after[i], ceil_mode) for i in range(n))
+            pool_out(shape[self.layout.index(letter)], self.pool[i], self.strides[i],
+                     self.dilation[i], self.before[i], self.after[i], ceil_mode)
+            for i, letter in enumerate(SPATIAL[n]))
+        dims = dict(zip(SPATIAL[n], self.out_size), N=shape[self.layout.index("N")],
+                    C=shape[self.layout.index("C")])
+        self.out_shape = tuple(dims[letter] for letter in self.out_layout)
+
+    def canonical_data(self, data: np.ndarray) -> np.ndarray:
+        """``data`` (in ``layout``) as a C-contiguous canonical ``NC...`` array."""
+        return to_canonical(data, self.layout, self.canonical)
 
     def as3(self) -> tuple:
         """``(pool, strides, dilation, before, after)``, each padded to 3 spatial dims."""

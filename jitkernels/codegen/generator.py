@@ -28,6 +28,8 @@ Before/after, for ``fn (%p0: Tensor[(2, 3)], %p1: Tensor[(3)]) { nn.relu(add(%p0
 
 from __future__ import annotations
 
+import math
+
 from irlib.ir import expr as E
 from irlib.ir.types import TensorType
 
@@ -283,10 +285,7 @@ def _loop_nest(shape: tuple, parallel: bool) -> tuple:
 
 
 def _is_parallel(shape: tuple) -> bool:
-    total = 1
-    for dim in shape:
-        total *= dim
-    return total >= PARALLEL_MIN_ELEMENTS and sum(1 for d in shape if d > 1) > 0
+    return math.prod(shape) >= PARALLEL_MIN_ELEMENTS
 
 
 def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None) -> str:

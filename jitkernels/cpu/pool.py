@@ -26,8 +26,8 @@ import numpy as np
 from numba import njit, prange
 
 from .. import register_kernel
-from .._geometry import (SPATIAL, adaptive_bins, as_ncdhw, from_canonical, is_float, ntuple,
-                         padding_pairs, pool_out, reference, to3, to_canonical)
+from .._geometry import (SPATIAL, PoolWindow, adaptive_bins, as_ncdhw, from_canonical,
+                         is_float, reference, to_canonical)
 from .reduce import reduce_arb
 
 
@@ -226,46 +226,17 @@ def adaptive_pool_ncdhw(x, out, starts_d, ends_d, starts_h, ends_h, starts_w, en
                     out[n, c, i, j, t] = acc
 
 
-class _Window:
-    """A windowed pool call's geometry, in the layout the data comes in.
-
-    Attributes:
-        spatial: positions of the spatial axes in ``layout``; ``channel``: of the channels.
-        out_shape: the result's shape in ``out_layout``.
-    """
-
-    def __init__(self, shape: tuple, attrs: dict, n: int):
-        canonical = "NC" + SPATIAL[n]
-        self.layout = attrs.get("layout") or canonical
-        self.out_layout = attrs.get("out_layout") or self.layout
-        self.pool = ntuple(attrs.get("pool_size", 1), n)
-        self.strides = ntuple(attrs.get("strides", 1), n)
-        self.dilation = ntuple(attrs.get("dilation", 1), n)
-        self.before, self.after = padding_pairs(attrs.get("padding", 0), n)
-        self.include_pad = bool(attrs.get("count_include_pad", False))
-        ceil_mode = bool(attrs.get("ceil_mode", False))
-        self.canonical = canonical
-        self.channels_last = "N" + SPATIAL[n] + "C"
-        dims = {"N": shape[self.layout.index("N")], "C": shape[self.layout.index("C")]}
-        for i, letter in enumerate(SPATIAL[n]):
-            dims[letter] = pool_out(shape[self.layout.index(letter)], self.pool[i],
-                                    self.strides[i], self.dilation[i], self.before[i],
-                                    self.after[i], ceil_mode)
-        self.out_shape = tuple(dims[letter] for letter in self.out_layout)
-
-    def args(self) -> tuple:
-        """``(pool, strides, dilation, before, after)`` padded to 3 spatial dims."""
-        return (to3(self.pool, 1), to3(self.strides, 1), to3(self.dilation, 1),
-                to3(self.before, 0), to3(self.after, 0))
+class _Window(PoolWindow):
+    """A windowed pool call's geometry (:class:`PoolWindow`) and how the CPU runs it."""
 
     def run(self, data: np.ndarray, out: np.ndarray, is_max: bool) -> None:
         """Pool ``data`` into ``out`` (C-contiguous, ``out_shape``)."""
-        geometry = self.args() + (is_max, self.include_pad)
+        geometry = self.as3() + (is_max, self.count_include_pad)
         if self.layout == self.out_layout == self.channels_last:
             x = np.ascontiguousarray(data)
             pool_ndhwc(_as_ndhwc(x), _as_ndhwc(out), *geometry)
             return
-        x = to_canonical(data, self.layout, self.canonical)
+        x = self.canonical_data(data)
         if self.out_layout == self.canonical:
             pool_ncdhw(as_ncdhw(x), as_ncdhw(out), *geometry)
             return

@@ -190,10 +190,10 @@ def _pool_kernel(op_name: str, n: int, kind: str):
     def kernel(data, **attrs):
         if not is_float(data) or data.ndim != n + 2 or data.size == 0:
             return reference(op_name, (data,), attrs)
-        window = PoolWindow(data, attrs, n)
+        window = PoolWindow(data.shape, attrs, n)
         geometry = np.array(sum(window.as3(), ()) + (int(kind == "max"),
                                                       int(window.count_include_pad)), np.int64)
-        x = window.x
+        x = window.canonical_data(data)
         out = run(pool_kernel, x.shape[:2] + to3(window.out_size, 1), x.dtype, as_ncdhw(x),
                   geometry)
         return (window.finish(out.reshape(x.shape[:2] + window.out_size)),)
