@@ -13,16 +13,12 @@ The reference is :func:`irlib.op.nn_convnd.conv_transpose_nd`.
 
 from __future__ import annotations
 
-from ..errors import TypeInferenceError
 from ..ir.expr import const
-from ..ir.types import TensorType, normalize_dtype
 from ._composite import composite_grad
-from ._layouts import from_canonical, layout_positions, to_canonical
 from .nn_conv import conv2d_transpose
-from .nn_convnd import conv_transpose_nd, ntuple, padding_n
+from .nn_convnd import conv_transpose_ref, conv_transpose_rel, ntuple, padding_n
 from .registry import OpPattern, make_call, register_op
 from .transform import checked_type_for_grad
-from .type_relations import dims_differ, expect_tensor
 
 __all__ = ["conv3d_transpose"]
 
@@ -33,64 +29,12 @@ _FIELDS = [("channels", None), ("kernel_size", None), ("strides", (1, 1, 1)),
            ("out_layout", ""), ("out_dtype", "")]
 
 
-def _out_dtype(attrs, data) -> str:
-    return normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else data.dtype
-
-
-def _conv3d_transpose_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], f"{_NAME}: data")
-    weight = expect_tensor(arg_types[1], f"{_NAME}: weight")
-    d_pos = layout_positions(attrs["data_layout"], "NCDHW", f"{_NAME}: data_layout")
-    # IODHW is OIDHW's letters with I first; layout_positions only needs the letter set.
-    k_pos = layout_positions(attrs["kernel_layout"], "OIDHW", f"{_NAME}: kernel_layout")
-    o_pos = layout_positions(attrs["out_layout"] or attrs["data_layout"], "NCDHW",
-                             f"{_NAME}: out_layout")
-    if data.ndim != 5 or weight.ndim != 5:
-        raise TypeInferenceError(f"{_NAME}: data and weight must be 5-D, got {data} and "
-                                 f"{weight}")
-    groups = attrs["groups"]
-    if dims_differ(data.shape[d_pos["C"]], weight.shape[k_pos["I"]]):
-        raise TypeInferenceError(f"{_NAME}: data has {data.shape[d_pos['C']]} channels but "
-                                 f"weight expects {weight.shape[k_pos['I']]}")
-    out_channels = weight.shape[k_pos["O"]] * groups
-    if attrs["channels"] is not None and dims_differ(attrs["channels"], out_channels):
-        raise TypeInferenceError(f"{_NAME}: channels={attrs['channels']} but the weight gives "
-                                 f"{out_channels} output channels")
-    strides = ntuple(attrs["strides"], 3, f"{_NAME}: strides")
-    dilation = ntuple(attrs["dilation"], 3, f"{_NAME}: dilation")
-    extra = ntuple(attrs["output_padding"], 3, f"{_NAME}: output_padding")
-    pads = padding_n(attrs["padding"], 3, f"{_NAME}: padding")
-    dims = {"N": data.shape[d_pos["N"]], "C": out_channels}
-    for i, letter in enumerate("DHW"):
-        kernel = weight.shape[k_pos[letter]]
-        size = ((data.shape[d_pos[letter]] - 1) * strides[i] - pads[i] - pads[3 + i]
-                + dilation[i] * (kernel - 1) + 1 + extra[i])
-        if isinstance(size, int) and size <= 0:
-            raise TypeInferenceError(f"{_NAME}: padding {pads} leaves no output along "
-                                     f"{letter}")
-        dims[letter] = size
-    shape = [None] * 5
-    for letter, position in o_pos.items():
-        shape[position] = dims[letter]
-    return TensorType(shape, _out_dtype(attrs, data))
-
-
 _CONV3D_T = register_op(_NAME, ("data", "weight"),
                         attrs=("relay.attrs.Conv3DTransposeAttrs", _FIELDS),
-                        type_rel=_conv3d_transpose_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                        type_rel=conv_transpose_rel(_NAME, 3),
+                        pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
                         description="transposed 3-D convolution", support_level=2)
-
-
-@_CONV3D_T.def_impl
-def _conv3d_transpose_ref(data, weight, **attrs):
-    x = to_canonical(data, attrs["data_layout"], "NCDHW")
-    w = to_canonical(weight, attrs["kernel_layout"], "IODHW")
-    out = conv_transpose_nd(x, w, ntuple(attrs["strides"], 3, "strides"),
-                            padding_n(attrs["padding"], 3),
-                            ntuple(attrs["dilation"], 3, "dilation"), attrs["groups"],
-                            ntuple(attrs["output_padding"], 3, "output_padding"))
-    out = from_canonical(out, "NCDHW", attrs["out_layout"] or attrs["data_layout"])
-    return (out.astype(_out_dtype(attrs, data), copy=False),)
+_CONV3D_T.def_impl(conv_transpose_ref(3))
 
 
 @_CONV3D_T.def_grad

@@ -341,40 +341,71 @@ _T1_FIELDS = [("channels", None), ("kernel_size", None), ("strides", (1,)),
               ("out_dtype", "")]
 
 
-def _conv1d_transpose_rel(arg_types, attrs):
-    name = "nn.conv1d_transpose"
-    data = expect_tensor(arg_types[0], f"{name}: data")
-    weight = expect_tensor(arg_types[1], f"{name}: weight")
-    d_pos = layout_positions(attrs["data_layout"], "NCW", f"{name}: data_layout")
-    k_pos = layout_positions(attrs["kernel_layout"], "OIW", f"{name}: kernel_layout")
-    o_pos = layout_positions(attrs["out_layout"] or attrs["data_layout"], "NCW",
-                             f"{name}: out_layout")
-    if data.ndim != 3 or weight.ndim != 3:
-        raise TypeInferenceError(f"{name}: data and weight must be 3-D, got {data} and {weight}")
-    groups = attrs["groups"]
-    if dims_differ(data.shape[d_pos["C"]], weight.shape[k_pos["I"]]):
-        raise TypeInferenceError(f"{name}: data has {data.shape[d_pos['C']]} channels but "
-                                 f"weight expects {weight.shape[k_pos['I']]}")
-    out_channels = weight.shape[k_pos["O"]] * groups
-    if attrs["channels"] is not None and dims_differ(attrs["channels"], out_channels):
-        raise TypeInferenceError(f"{name}: channels={attrs['channels']} but the weight gives "
-                                 f"{out_channels} output channels")
-    (stride,) = ntuple(attrs["strides"], 1, f"{name}: strides")
-    (dilation,) = ntuple(attrs["dilation"], 1, f"{name}: dilation")
-    (extra,) = ntuple(attrs["output_padding"], 1, f"{name}: output_padding")
-    before, after = padding_n(attrs["padding"], 1, f"{name}: padding")
-    kernel, width = weight.shape[k_pos["W"]], data.shape[d_pos["W"]]
-    if not (isinstance(width, AnyDim) or isinstance(kernel, AnyDim)):  # Any has no arithmetic
-        width = (width - 1) * stride - before - after + dilation * (kernel - 1) + 1 + extra
-    else:
-        width = Any
-    if isinstance(width, int) and width <= 0:
-        raise TypeInferenceError(f"{name}: padding {before, after} leaves no output")
-    dims = {"N": data.shape[d_pos["N"]], "C": out_channels, "W": width}
-    shape = [None] * 3
-    for letter, position in o_pos.items():
-        shape[position] = dims[letter]
-    return TensorType(shape, _out_dtype(attrs, data))
+def conv_transpose_rel(name: str, n: int):
+    """The type relation of ``name``, the transposed ``n``-D convolution.
+
+    Each output extent is ``(in - 1) * stride - pad_before - pad_after + dilation *
+    (kernel - 1) + 1 + output_padding``; ``Any`` in the input or kernel gives ``Any``.
+    """
+    spatial = "DHW"[3 - n:]
+    data_canon, kernel_canon = "NC" + spatial, "OI" + spatial
+
+    def relation(arg_types, attrs):
+        data = expect_tensor(arg_types[0], f"{name}: data")
+        weight = expect_tensor(arg_types[1], f"{name}: weight")
+        d_pos = layout_positions(attrs["data_layout"], data_canon, f"{name}: data_layout")
+        # IO... is OI...'s letters with I first; layout_positions only needs the letter set.
+        k_pos = layout_positions(attrs["kernel_layout"], kernel_canon, f"{name}: kernel_layout")
+        o_pos = layout_positions(attrs["out_layout"] or attrs["data_layout"], data_canon,
+                                 f"{name}: out_layout")
+        if data.ndim != n + 2 or weight.ndim != n + 2:
+            raise TypeInferenceError(f"{name}: data and weight must be {n + 2}-D, got {data} "
+                                     f"and {weight}")
+        groups = attrs["groups"]
+        if dims_differ(data.shape[d_pos["C"]], weight.shape[k_pos["I"]]):
+            raise TypeInferenceError(f"{name}: data has {data.shape[d_pos['C']]} channels but "
+                                     f"weight expects {weight.shape[k_pos['I']]}")
+        out_channels = weight.shape[k_pos["O"]] * groups
+        if attrs["channels"] is not None and dims_differ(attrs["channels"], out_channels):
+            raise TypeInferenceError(f"{name}: channels={attrs['channels']} but the weight "
+                                     f"gives {out_channels} output channels")
+        strides = ntuple(attrs["strides"], n, f"{name}: strides")
+        dilation = ntuple(attrs["dilation"], n, f"{name}: dilation")
+        extra = ntuple(attrs["output_padding"], n, f"{name}: output_padding")
+        pads = padding_n(attrs["padding"], n, f"{name}: padding")
+        dims = {"N": data.shape[d_pos["N"]], "C": out_channels}
+        for i, letter in enumerate(spatial):
+            kernel, size = weight.shape[k_pos[letter]], data.shape[d_pos[letter]]
+            if isinstance(size, AnyDim) or isinstance(kernel, AnyDim):  # no arithmetic on Any
+                dims[letter] = Any
+                continue
+            size = ((size - 1) * strides[i] - pads[i] - pads[n + i]
+                    + dilation[i] * (kernel - 1) + 1 + extra[i])
+            if isinstance(size, int) and size <= 0:
+                raise TypeInferenceError(f"{name}: padding {pads} leaves no output along "
+                                         f"{letter}")
+            dims[letter] = size
+        shape = [None] * (n + 2)
+        for letter, position in o_pos.items():
+            shape[position] = dims[letter]
+        return TensorType(shape, _out_dtype(attrs, data))
+    return relation
+
+
+def conv_transpose_ref(n: int):
+    """The numpy implementation of the transposed ``n``-D convolution op (any layouts)."""
+    spatial = "DHW"[3 - n:]
+
+    def implementation(data, weight, **attrs):
+        x = to_canonical(data, attrs["data_layout"], "NC" + spatial)
+        w = to_canonical(weight, attrs["kernel_layout"], "IO" + spatial)
+        out = conv_transpose_nd(x, w, ntuple(attrs["strides"], n, "strides"),
+                                padding_n(attrs["padding"], n),
+                                ntuple(attrs["dilation"], n, "dilation"), attrs["groups"],
+                                ntuple(attrs["output_padding"], n, "output_padding"))
+        out = from_canonical(out, "NC" + spatial, attrs["out_layout"] or attrs["data_layout"])
+        return (out.astype(_out_dtype(attrs, data), copy=False),)
+    return implementation
 
 
 def conv_transpose_nd(data, weight, strides, padding, dilation, groups, output_padding):
@@ -399,20 +430,10 @@ def conv_transpose_nd(data, weight, strides, padding, dilation, groups, output_p
 
 _CONV1D_T = register_op("nn.conv1d_transpose", ("data", "weight"),
                         attrs=("relay.attrs.Conv1DTransposeAttrs", _T1_FIELDS),
-                        type_rel=_conv1d_transpose_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                        type_rel=conv_transpose_rel("nn.conv1d_transpose", 1),
+                        pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
                         description="transposed 1-D convolution", support_level=2)
-
-
-@_CONV1D_T.def_impl
-def _conv1d_transpose_ref(data, weight, **attrs):
-    x = to_canonical(data, attrs["data_layout"], "NCW")
-    w = to_canonical(weight, attrs["kernel_layout"], "IOW")
-    out = conv_transpose_nd(x, w, ntuple(attrs["strides"], 1, "strides"),
-                            padding_n(attrs["padding"], 1),
-                            ntuple(attrs["dilation"], 1, "dilation"), attrs["groups"],
-                            ntuple(attrs["output_padding"], 1, "output_padding"))
-    out = from_canonical(out, "NCW", attrs["out_layout"] or attrs["data_layout"])
-    return (out.astype(_out_dtype(attrs, data), copy=False),)
+_CONV1D_T.def_impl(conv_transpose_ref(1))
 
 
 @_CONV1D_T.def_grad

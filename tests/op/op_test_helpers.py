@@ -47,6 +47,17 @@ def type_of(expr):
     return annotate(expr).checked_type
 
 
+def evaluate_op(name, *inputs, **attrs):
+    """Op ``name``'s numpy implementation on ``inputs`` with keyword attributes."""
+    return registry.evaluate(name, list(inputs), registry.get_def(name).make_attrs(attrs))
+
+
+def op_relation(name, arg_types, **attrs):
+    """The result type op ``name``'s type relation gives for ``arg_types``."""
+    op_def = registry.get_def(name)
+    return op_def.type_rel(arg_types, op_def.make_attrs(attrs))
+
+
 def value_type(value):
     """The TensorType/TupleType of a numpy value (or tuple of values)."""
     if isinstance(value, tuple):

@@ -136,6 +136,9 @@ def test_any_lengths_give_any():
                                    padding=1)) == TensorType((1, 3, Any, 6, Any))
     assert type_of(irlib.nn.conv1d_transpose(tvar("x", (1, 2, Any)), tvar("w", (2, 3, 4)),
                                              strides=2)) == TensorType((1, 3, Any))
+    assert type_of(irlib.nn.conv3d_transpose(tvar("x", (1, 2, Any, 4, 5)),
+                                             tvar("w", (2, 3, 3, 3, 3)), strides=2)) == \
+        TensorType((1, 3, Any, 9, 11))
 
 
 def test_chain_of_strided_convs_stays_symbolic():

@@ -9,7 +9,7 @@ from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.types import TensorType
 from irlib.op import onnx_ml_ops
 from irlib.testing.budget import examples
-from op_calls import run, relation
+from op_test_helpers import evaluate_op as run, op_relation as relation
 
 RNG = np.random.default_rng(0)
 

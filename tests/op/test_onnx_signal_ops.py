@@ -11,7 +11,7 @@ from irlib.ir.types import TensorType
 from irlib.op import onnx_signal_ops  # noqa: F401  (registers the ops)
 
 from ort_oracle import run_node
-from op_calls import run, relation
+from op_test_helpers import evaluate_op as run, op_relation as relation
 
 RNG = np.random.default_rng(0)
 

@@ -14,7 +14,7 @@ from irlib.op import onnx_sampling_ops, onnx_vision_ops  # noqa: F401  (register
 from irlib.op.registry import evaluate, get_def, make_call
 
 from ort_oracle import run_node
-from op_calls import relation
+from op_test_helpers import op_relation as relation
 
 RNG = np.random.default_rng(7)
 
