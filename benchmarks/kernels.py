@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jitkernels  # noqa: E402
 
-# (name, C, H=W, O, kernel, stride): the distinct conv layers of ResNet-50 at batch 1.
+# (name, C, H=W, O, kernel, stride): the distinct conv layers of ResNet-50 (v1.5, stride in
+# the 3x3 conv of each stage's first block) at batch 1.
 RESNET50_CONVS = [
     ("conv1 7x7/2", 3, 224, 64, 7, 2),
     ("res2 1x1 64>64", 64, 56, 64, 1, 1),
@@ -41,9 +42,11 @@ RESNET50_CONVS = [
     ("res3 3x3 128", 128, 28, 128, 3, 1),
     ("res3 1x1 128>512", 128, 28, 512, 1, 1),
     ("res3 1x1 512>128", 512, 28, 128, 1, 1),
+    ("res4 3x3/2 256", 256, 28, 256, 3, 2),
     ("res4 3x3 256", 256, 14, 256, 3, 1),
     ("res4 1x1 256>1024", 256, 14, 1024, 1, 1),
     ("res4 1x1 1024>256", 1024, 14, 256, 1, 1),
+    ("res5 3x3/2 512", 512, 14, 512, 3, 2),
     ("res5 3x3 512", 512, 7, 512, 3, 1),
     ("res5 1x1 512>2048", 512, 7, 2048, 1, 1),
     ("res5 1x1 2048>512", 2048, 7, 512, 1, 1),

@@ -4,13 +4,14 @@ Strategy (see docs/kernels.md): a convolution is GEMMs on numpy's BLAS, called f
 (:mod:`jitkernels.cpu.blas`), which owns the threading (see :mod:`jitkernels.threads`);
 the copies around them are single numpy calls, so no numba thread pool runs next to BLAS.
 Per image, a 1-D or 2-D stride-1 convolution is an *implicit GEMM* when it pays
-(:func:`taps_pay`): the image is zero-padded once and every kernel tap is one accumulating
-GEMM that reads its window of the padded image in place, as a strided view, over all
+(:func:`taps_pay`): the image is zero-padded once and every kernel row is one accumulating
+GEMM that reads its taps' windows of the padded image (and of shifted copies of it), over all
 ``Wp`` columns of each output row (the extra columns are cropped away). Any other
-convolution is im2col (one strided copy from the padded image) + one GEMM per group. A 1x1
-convolution with stride 1 and no padding needs no copy at all. Depthwise convolutions (one
-input channel per group) have too little work per GEMM; they run the direct loops of
-:mod:`jitkernels.cpu.depthwise` instead. Work buffers are kept between calls (:func:`scratch`).
+convolution is im2col (:func:`im2col_chw` in 2-D, one strided numpy copy from the padded
+image in 3-D) + one GEMM per group. A 1x1 convolution with stride 1 and no padding needs no
+copy at all. Depthwise convolutions (one input channel per group) have too little work per
+GEMM; they run the direct loops of :mod:`jitkernels.cpu.depthwise` instead. Work buffers
+are kept between calls (:func:`scratch`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from .blas import HAVE_CBLAS, gemm, gemm_strided
 
@@ -101,10 +102,10 @@ def view(base: np.ndarray, offset: int, shape: tuple, steps: tuple) -> np.ndarra
                       strides=tuple(step * item for step in steps))
 
 
-COPY_FLOPS = 32
+COPY_FLOPS = 20
 """GEMM flops that take as long as copying one element into a channels-first im2col buffer
-(order of magnitude measured on a 2-core Xeon: ~150-250 GFLOP/s GEMMs, ~5 G elements/s for
-numpy's strided copy)."""
+(fitted on a 2-core Xeon, ~150-250 GFLOP/s GEMMs, so that :func:`taps_pay` picks the faster
+path on the 3x3 layers of ResNet-50 and VGG-16: see docs/kernels.md)."""
 
 COPY_FLOPS_NHWC = 16
 """The same for the channels-last im2col (:func:`im2col_hwc` copies about twice as fast)."""
@@ -161,9 +162,67 @@ def conv_ncdhw(x, w, out, kernel, strides, dilation, before, after, out_size, gr
                    x.dtype)
     weight = w.reshape(w.shape[0], -1)
     for n in range(x.shape[0]):
-        fill_columns(pad_image(x[n], before, after), cols, kernel, strides, dilation,
-                     out_size)
+        if two_d:
+            im2col_chw(x[n, :, 0], cols, kernel[1:], strides[1:], dilation[1:], before[1:],
+                       out_size[1:])
+        else:
+            fill_columns(pad_image(x[n], before, after), cols, kernel, strides, dilation,
+                         out_size)
         _gemm_groups(weight, cols, out[n], groups)
+
+
+@njit(cache=True)
+def im2col_chw(x, cols, kernel, strides, dilation, before, out_size):
+    """Channels-first 2-D im2col straight from the unpadded ``(C, H, W)`` image.
+
+    Fills ``cols[(c, b, e), (i, j)] = x[c, i*sh + b*dh - top, j*sw + e*dw - left]`` (zero
+    outside the image), one output row segment at a time. Serial, so no thread pool runs
+    next to BLAS; the flat unsigned indices let LLVM vectorise the segment copies (signed
+    ones keep a negative-index check in the loop), which makes it faster than padding plus
+    numpy's strided copy (measured 0.32 vs 0.51 ms for ResNet-50's 3x3/2 128-channel
+    layer).
+
+    Args:
+        x: C-contiguous ``(C, H, W)``; cols: C-contiguous ``(C*KH*KW, OH*OW)``, overwritten.
+        kernel, strides, dilation: pairs (H, W); before: the zeros above and left of the
+            image; out_size: ``(OH, OW)``.
+    """
+    channels, height, width = x.shape
+    kh, kw = kernel
+    sw = strides[1]
+    oh, ow = out_size
+    source = x.reshape(-1)
+    target = cols.reshape(-1)
+    zero = target.dtype.type(0)
+    for c in range(channels):
+        for b in range(kh):
+            for e in range(kw):
+                first = ((c * kh + b) * kw + e) * oh * ow
+                x_offset = e * dilation[1] - before[1]
+                lo, hi = _valid_range(x_offset, sw, width, ow)
+                count = uint64(hi - lo)
+                for i in range(oh):
+                    y = i * strides[0] + b * dilation[0] - before[0]
+                    row = uint64(first + i * ow)
+                    if y < 0 or y >= height:
+                        for j in range(uint64(ow)):
+                            target[row + j] = zero
+                        continue
+                    for j in range(uint64(lo)):
+                        target[row + j] = zero
+                    for j in range(uint64(hi), uint64(ow)):
+                        target[row + j] = zero
+                    into = row + uint64(lo)
+                    start = uint64((c * height + y) * width + lo * sw + x_offset)
+                    if sw == 1:
+                        for j in range(count):
+                            target[into + j] = source[start + j]
+                    elif sw == 2:                   # a constant stride vectorises
+                        for j in range(count):
+                            target[into + j] = source[start + uint64(2) * j]
+                    else:
+                        for j in range(count):
+                            target[into + j] = source[start + uint64(sw) * j]
 
 
 def fill_columns(padded, cols, kernel, strides, dilation, out_size) -> None:
@@ -182,34 +241,58 @@ def fill_columns(padded, cols, kernel, strides, dilation, out_size) -> None:
 
 
 def _conv_nchw_taps(x, w, out, dilation, before, after, out_size, groups):
-    """Stride-1 2-D convolution as one accumulating GEMM per kernel tap, no im2col.
+    """Stride-1 2-D convolution as one accumulating GEMM per kernel *row*, no im2col.
 
     Each image is zero-padded once to ``(C, Hp + 1, Wp)``; output row ``i`` is computed
     over all ``Wp`` padded columns, so tap ``(b, e)`` reads the ``(C, OH*Wp)`` matrix that
-    starts at element ``b*dh*Wp + e*dw`` of each channel (a strided view, no copy). The
-    spare row keeps the last taps' reads inside the buffer; the wide result is cropped.
+    starts at element ``b*dh*Wp + e*dw`` of each channel plane. Next to the padded image
+    lie ``KW - 1`` copies of it shifted by ``e*dw`` elements (contiguous copies), so the
+    taps of kernel row ``b`` are *one* strided view with ``KW*C`` rows, one GEMM: ``KH``
+    GEMMs with inner dimension ``KW*C`` run faster than ``KH*KW`` with ``C`` (measured:
+    res3 3x3 128 at 28x28, 1.22 vs 1.42 ms). The spare row keeps the last taps' reads
+    inside each plane; the wide result is cropped.
     """
     out_channels, per_group_in, kh, kw = w.shape
     per_group_out = out_channels // groups
     oh, ow = out_size
     padded_w = x.shape[3] + before[1] + after[1]
-    taps = scratch("taps", (kh * kw, out_channels, per_group_in), w.dtype)
-    taps[...] = w.reshape(out_channels, per_group_in, kh * kw).transpose(2, 0, 1)
-    wide = scratch("wide", (out_channels, oh, padded_w), x.dtype)
-    wide_flat = wide.reshape(out_channels, -1)
+    weight = scratch("taps", (kh, out_channels, kw, per_group_in), w.dtype)
+    _rows_first(w, weight)
+    wide = scratch("wide", (out_channels, oh * padded_w), x.dtype)
     for n in range(x.shape[0]):
         padded = pad_image(x[n], before, (after[0] + 1, after[1]))
-        channel = padded[0].size
+        plane = padded[0].size
+        block = per_group_in * plane
+        if kw == 1:
+            shifted = padded.reshape(-1)
+        else:
+            shifted = scratch("shifted", (groups, kw, block), x.dtype)
+            source = padded.reshape(groups, block)
+            for e in range(kw):
+                step = e * dilation[1]      # the last `step` elements are never read
+                shifted[:, e, :block - step] = source[:, step:]
+            shifted = shifted.reshape(-1)
         for g in range(groups):
             rows = slice(g * per_group_out, (g + 1) * per_group_out)
-            for tap in range(kh * kw):
-                b, e = divmod(tap, kw)
-                start = g * per_group_in * channel + b * dilation[0] * padded_w \
-                    + e * dilation[1]
-                gemm_strided(taps[tap, rows],
-                             view(padded, start, (per_group_in, oh * padded_w), (channel, 1)),
-                             wide_flat[rows], tap > 0)
-        out[n].reshape(out_channels, oh, ow)[...] = wide[:, :, :ow]
+            for b in range(kh):
+                gemm_strided(weight[b, rows].reshape(per_group_out, kw * per_group_in),
+                             view(shifted, g * kw * block + b * dilation[0] * padded_w,
+                                  (kw * per_group_in, oh * padded_w), (plane, 1)),
+                             wide[rows], b > 0)
+        out[n].reshape(out_channels, oh, ow)[...] = \
+            wide.reshape(out_channels, oh, padded_w)[:, :, :ow]
+
+
+@njit(cache=True)
+def _rows_first(w, weight):
+    """``weight[b, o, e, c] = w[o, c, b, e]``: the GEMM operands of each kernel row
+    (numba: numpy's transposing copy is several times slower on large weights)."""
+    out_channels, channels, kh, kw = w.shape
+    for b in range(kh):
+        for o in range(out_channels):
+            for e in range(kw):
+                for c in range(channels):
+                    weight[b, o, e, c] = w[o, c, b, e]
 
 
 def _gemm_groups(w, cols, out, groups):
@@ -266,9 +349,7 @@ def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size):
         weight = np.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(-1, out_channels)
         for n in range(batch):
             image = np.ascontiguousarray(np.moveaxis(x[n], -1, 0))
-            padded = pad_image(image, before, after)[:, None]
-            fill_columns(padded, cols, (1,) + kernel, (1,) + strides, (1,) + dilation,
-                         (1,) + out_size)
+            im2col_chw(image, cols, kernel, strides, dilation, before, out_size)
             gemm(cols.T, weight, out[n])
         return
     cols = scratch("cols", (oh * ow, kh * kw * channels), x.dtype)

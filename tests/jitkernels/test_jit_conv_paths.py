@@ -1,4 +1,4 @@
-"""Every path of the CPU convolution (implicit per-tap GEMM, channels-first im2col, NHWC
+"""Every path of the CPU convolution (implicit per-row GEMM, channels-first im2col, NHWC
 im2col, NHWC with few channels through channels-first columns) and the strided BLAS GEMM,
 each forced in turn and checked against a direct convolution written here in numpy
 (hypothesis, small fixed budgets)."""
@@ -171,6 +171,36 @@ def test_pad_image(data):
     after = tuple(draw(st.integers(0, 2)) for _ in range(2))
     expected = np.pad(image, [(0, 0)] + list(zip(before, after)))
     np.testing.assert_array_equal(conv_core.pad_image(image, before, after), expected)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.data())
+def test_im2col_chw_matches_windows_of_the_padded_image(data):
+    """Row ``(c, b, e)`` of the columns holds tap ``(b, e)``'s strided window of the
+    zero-padded image (built here with np.pad and slicing); the buffer's old contents
+    (NaN) never survive."""
+    draw = data.draw
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    kernel = tuple(draw(st.integers(1, 4)) for _ in range(2))
+    strides = tuple(draw(st.integers(1, 4)) for _ in range(2))
+    dilation = tuple(draw(st.integers(1, 3)) for _ in range(2))
+    before = tuple(draw(st.integers(0, 3)) for _ in range(2))
+    after = tuple(draw(st.integers(0, 3)) for _ in range(2))
+    reach = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
+    size = tuple(draw(st.integers(max(1, reach[i] - before[i] - after[i]), 12))
+                 for i in range(2))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    image = rng.standard_normal((draw(st.integers(1, 3)),) + size).astype(dtype)
+    out_size = tuple((size[i] + before[i] + after[i] - reach[i]) // strides[i] + 1
+                     for i in range(2))
+    padded = np.pad(image, [(0, 0)] + list(zip(before, after)))
+    expected = np.stack([
+        padded[c, b * dilation[0]::strides[0], e * dilation[1]::strides[1]]
+        [:out_size[0], :out_size[1]].reshape(-1)
+        for c in range(image.shape[0]) for b in range(kernel[0]) for e in range(kernel[1])])
+    cols = np.full(expected.shape, np.nan, dtype)
+    conv_core.im2col_chw(image, cols, kernel, strides, dilation, before, out_size)
+    np.testing.assert_array_equal(cols, expected)
 
 
 @contextlib.contextmanager
