@@ -4,8 +4,8 @@ Strategy (see docs/kernels.md): a convolution is GEMMs on numpy's BLAS, called f
 (:mod:`jitkernels.cpu.blas`), which owns the threading (see :mod:`jitkernels.threads`);
 the copies around them are single numpy calls, so no numba thread pool runs next to BLAS.
 Per image, a 1-D or 2-D stride-1 convolution is an *implicit GEMM* when it pays
-(:func:`taps_pay`): the image is zero-padded once and every kernel row is one accumulating
-GEMM that reads its taps' windows of the padded image (and of shifted copies of it), over all
+(:func:`taps_pay`): the image is zero-padded once and every kernel tap is one accumulating
+GEMM that reads its window of the padded image in place, as a strided view, over all
 ``Wp`` columns of each output row (the extra columns are cropped away). Any other
 convolution is im2col (:func:`im2col_chw` in 2-D, one strided numpy copy from the padded
 image in 3-D) + one GEMM per group. A 1x1 convolution with stride 1 and no padding needs no
@@ -241,58 +241,34 @@ def fill_columns(padded, cols, kernel, strides, dilation, out_size) -> None:
 
 
 def _conv_nchw_taps(x, w, out, dilation, before, after, out_size, groups):
-    """Stride-1 2-D convolution as one accumulating GEMM per kernel *row*, no im2col.
+    """Stride-1 2-D convolution as one accumulating GEMM per kernel tap, no im2col.
 
     Each image is zero-padded once to ``(C, Hp + 1, Wp)``; output row ``i`` is computed
     over all ``Wp`` padded columns, so tap ``(b, e)`` reads the ``(C, OH*Wp)`` matrix that
-    starts at element ``b*dh*Wp + e*dw`` of each channel plane. Next to the padded image
-    lie ``KW - 1`` copies of it shifted by ``e*dw`` elements (contiguous copies), so the
-    taps of kernel row ``b`` are *one* strided view with ``KW*C`` rows, one GEMM: ``KH``
-    GEMMs with inner dimension ``KW*C`` run faster than ``KH*KW`` with ``C`` (measured:
-    res3 3x3 128 at 28x28, 1.22 vs 1.42 ms). The spare row keeps the last taps' reads
-    inside each plane; the wide result is cropped.
+    starts at element ``b*dh*Wp + e*dw`` of each channel (a strided view, no copy). The
+    spare row keeps the last taps' reads inside the buffer; the wide result is cropped.
     """
     out_channels, per_group_in, kh, kw = w.shape
     per_group_out = out_channels // groups
     oh, ow = out_size
     padded_w = x.shape[3] + before[1] + after[1]
-    weight = scratch("taps", (kh, out_channels, kw, per_group_in), w.dtype)
-    _rows_first(w, weight)
-    wide = scratch("wide", (out_channels, oh * padded_w), x.dtype)
+    taps = scratch("taps", (kh * kw, out_channels, per_group_in), w.dtype)
+    taps[...] = w.reshape(out_channels, per_group_in, kh * kw).transpose(2, 0, 1)
+    wide = scratch("wide", (out_channels, oh, padded_w), x.dtype)
+    wide_flat = wide.reshape(out_channels, -1)
     for n in range(x.shape[0]):
         padded = pad_image(x[n], before, (after[0] + 1, after[1]))
-        plane = padded[0].size
-        block = per_group_in * plane
-        if kw == 1:
-            shifted = padded.reshape(-1)
-        else:
-            shifted = scratch("shifted", (groups, kw, block), x.dtype)
-            source = padded.reshape(groups, block)
-            for e in range(kw):
-                step = e * dilation[1]      # the last `step` elements are never read
-                shifted[:, e, :block - step] = source[:, step:]
-            shifted = shifted.reshape(-1)
+        channel = padded[0].size
         for g in range(groups):
             rows = slice(g * per_group_out, (g + 1) * per_group_out)
-            for b in range(kh):
-                gemm_strided(weight[b, rows].reshape(per_group_out, kw * per_group_in),
-                             view(shifted, g * kw * block + b * dilation[0] * padded_w,
-                                  (kw * per_group_in, oh * padded_w), (plane, 1)),
-                             wide[rows], b > 0)
-        out[n].reshape(out_channels, oh, ow)[...] = \
-            wide.reshape(out_channels, oh, padded_w)[:, :, :ow]
-
-
-@njit(cache=True)
-def _rows_first(w, weight):
-    """``weight[b, o, e, c] = w[o, c, b, e]``: the GEMM operands of each kernel row
-    (numba: numpy's transposing copy is several times slower on large weights)."""
-    out_channels, channels, kh, kw = w.shape
-    for b in range(kh):
-        for o in range(out_channels):
-            for e in range(kw):
-                for c in range(channels):
-                    weight[b, o, e, c] = w[o, c, b, e]
+            for tap in range(kh * kw):
+                b, e = divmod(tap, kw)
+                start = g * per_group_in * channel + b * dilation[0] * padded_w \
+                    + e * dilation[1]
+                gemm_strided(taps[tap, rows],
+                             view(padded, start, (per_group_in, oh * padded_w), (channel, 1)),
+                             wide_flat[rows], tap > 0)
+        out[n].reshape(out_channels, oh, ow)[...] = wide[:, :, :ow]
 
 
 def _gemm_groups(w, cols, out, groups):

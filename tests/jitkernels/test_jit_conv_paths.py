@@ -1,4 +1,4 @@
-"""Every path of the CPU convolution (implicit per-row GEMM, channels-first im2col, NHWC
+"""Every path of the CPU convolution (implicit per-tap GEMM, channels-first im2col, NHWC
 im2col, NHWC with few channels through channels-first columns) and the strided BLAS GEMM,
 each forced in turn and checked against a direct convolution written here in numpy
 (hypothesis, small fixed budgets)."""
