@@ -199,20 +199,36 @@ def load_module(path) -> GraphExecutorFactoryModule:
                                       meta.get("memory"))
 
 
-def _optimize(mod: IRModule, params) -> IRModule:
+CPU_LAYOUTS = {"nn.conv2d": ["NHWC", "HWIO"]}
+"""The layouts the ``"cpu"`` target asks AlterOpLayout for (at ``opt_level >= 3``), for the
+calls :func:`_cpu_converts` admits."""
+
+
+def _cpu_converts(call) -> bool:
+    """Whether the cpu target runs this typed ``nn.conv2d`` call channels-last (static
+    shapes, NCHW/OIHW, what :func:`jitkernels.cpu.conv.prefers_channels_last` accepts)."""
+    from jitkernels.cpu.conv import prefers_channels_last
+    attrs = call.attrs
+    if (attrs.get("data_layout") or "NCHW") != "NCHW" or \
+            (attrs.get("kernel_layout") or "OIHW") != "OIHW" or \
+            (attrs.get("out_layout") or "NCHW") != "NCHW":
+        return False
+    data_type, weight_type = (arg._checked_type for arg in call.args[:2])
     try:
-        from irlib.transform.pipeline import optimize
-    except ImportError:
-        optimize = None
-    if optimize is not None:
-        return optimize(mod, params)
-    from irlib.transform import FoldConstant, FuseOps, InferType
-    from irlib.transform.pipeline import bind_params
-    if params:
-        mod = mod.copy()
-        gvar = mod.get_global_var("main")
-        mod[gvar] = bind_params(mod[gvar], params)
-    return InferType()(FuseOps()(InferType()(FoldConstant()(InferType()(mod)))))
+        data_shape = tuple(int(d) for d in data_type.shape)
+        weight_shape = tuple(int(d) for d in weight_type.shape)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return (data_type.dtype == weight_type.dtype
+            and prefers_channels_last(data_shape, weight_shape, int(attrs.get("groups", 1)),
+                                      data_type.dtype))
+
+
+def _optimize(mod: IRModule, params, target: str) -> IRModule:
+    """The build pipeline under the current PassContext, with the target's layouts."""
+    from irlib.transform.pipeline import optimize
+    layouts = (CPU_LAYOUTS, _cpu_converts) if target == "cpu" else None
+    return optimize(mod, params, layouts=layouts)
 
 
 def build(mod, target="cpu", params: dict | None = None, target_host=None,
@@ -241,7 +257,7 @@ def build(mod, target="cpu", params: dict | None = None, target_host=None,
         raise IRError(f"build expects an IRModule or a Function, got {type(mod).__name__}")
     params = {k: (v.numpy() if hasattr(v, "numpy") else np.asarray(v))
               for k, v in (params or {}).items()}
-    optimized = _optimize(mod, params)
+    optimized = _optimize(mod, params, target)
     lowered = lower_function(optimized["main"])
     graph, memory = _graph_json(lowered)
     lib = Library(lowered.functions, target)

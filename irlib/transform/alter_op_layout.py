@@ -26,7 +26,7 @@ from ..errors import IRError
 from ..ir import expr as E
 from ..op.registry import get_def
 from ._typed import op_name, rewrite_typed_module
-from .convert_layout import _Converter, _restore, _State
+from .convert_layout import _Converter, _restore, _State, convert_layout
 from .pass_infra import ModulePass
 
 HOOK = "FTVMAlterOpLayout"
@@ -71,3 +71,32 @@ class AlterOpLayout(ModulePass):
     def transform_module(self, mod, ctx=None):
         """The altered, type-checked copy of ``mod``."""
         return rewrite_typed_module(mod, alter_op_layout)
+
+
+@dataclass(frozen=True)
+class TargetAlterOpLayout(AlterOpLayout):
+    """:class:`AlterOpLayout` plus a target's layout preference (what Relay's x86 strategy
+    does when it alters ``conv2d`` to ``NCHWc``).
+
+    After the hooks, the calls of the ops in ``desired_layouts`` that ``accept`` admits are
+    converted as :class:`~irlib.transform.ConvertLayout` would (the new layout flows through
+    the layout-agnostic ops that follow; a transform is left only where a value needs its
+    original layout back). Same name and level as AlterOpLayout, so ``opt_level < 3`` or
+    ``disabled_pass=["AlterOpLayout"]`` turn it off. :func:`interp.build` uses it for the
+    CPU, whose convolution kernels run fastest channels-last.
+
+    Args:
+        desired_layouts: op name -> layouts, as for ConvertLayout.
+        accept: ``call -> bool`` (the typed call); None accepts every call.
+    """
+
+    desired_layouts: dict = None
+    accept: object = None
+
+    def transform_module(self, mod, ctx=None):
+        """The altered, converted, type-checked copy of ``mod``."""
+        altered = super().transform_module(mod, ctx)
+        if not self.desired_layouts:
+            return altered
+        return rewrite_typed_module(
+            altered, lambda f: convert_layout(f, self.desired_layouts, self.accept))

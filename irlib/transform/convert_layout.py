@@ -94,8 +94,9 @@ def _in_layout(state: _State, node, layout: str, original: str):
 
 
 class _Converter:
-    def __init__(self, desired: dict):
+    def __init__(self, desired: dict, accept=None):
         self.desired = desired
+        self.accept = accept
         self.states: dict = {}
 
     def run(self, func: E.Function) -> E.Function:
@@ -110,7 +111,7 @@ class _Converter:
         if type(node) is E.Call and isinstance(node.op, E.Op):
             name = node.op.name
             arg_states = [states[a] for a in node.args]
-            if name in self.desired:
+            if name in self.desired and (self.accept is None or self.accept(node)):
                 converted = self._desired(node, arg_states)
                 if converted is not None:
                     return converted
@@ -239,9 +240,16 @@ class _BatchNormState(_State):
     converted = False    # the tuple itself is layout-free; its consumers restore nothing
 
 
-def convert_layout(func: E.Function, desired_layouts: dict) -> E.Function:
-    """``func`` (type-checked) converted per ``desired_layouts`` (see the module docstring)."""
-    return _Converter(dict(desired_layouts)).run(func)
+def convert_layout(func: E.Function, desired_layouts: dict, accept=None) -> E.Function:
+    """``func`` (type-checked) converted per ``desired_layouts`` (see the module docstring).
+
+    Args:
+        func: the function.
+        desired_layouts: op name -> layouts, as for :class:`ConvertLayout`.
+        accept: optional ``call -> bool``; calls it rejects keep their layout (their
+            inputs are transformed back if they arrive converted).
+    """
+    return _Converter(dict(desired_layouts), accept).run(func)
 
 
 @dataclass(frozen=True)

@@ -79,22 +79,34 @@ PIPELINE = ("RemoveUnusedFunctions", "Legalize", "SimplifyInference", "Eliminate
 """The pass names :func:`optimize` runs, in order (those not registered are skipped)."""
 
 
-def build_pipeline(fuse: bool = True) -> Sequential:
+def build_pipeline(fuse: bool = True, layouts: tuple | None = None) -> Sequential:
     """The Sequential of :data:`PIPELINE` (the registered ones; without FuseOps if not
-    ``fuse``)."""
+    ``fuse``; with the target ``layouts`` of :func:`optimize` in AlterOpLayout)."""
+    from .alter_op_layout import TargetAlterOpLayout
     from .pass_infra import _PASS_FACTORIES
-    passes = [get_pass(name) for name in PIPELINE
-              if name in _PASS_FACTORIES and (fuse or name != "FuseOps")]
+    passes = []
+    for name in PIPELINE:
+        if name not in _PASS_FACTORIES or (name == "FuseOps" and not fuse):
+            continue
+        if name == "AlterOpLayout" and layouts:
+            passes.append(TargetAlterOpLayout(desired_layouts=dict(layouts[0]),
+                                              accept=layouts[1]))
+        else:
+            passes.append(get_pass(name))
     return Sequential(passes, opt_level=0, name="optimize")
 
 
-def optimize(mod: IRModule, params: dict | None = None, fuse: bool = True) -> IRModule:
+def optimize(mod: IRModule, params: dict | None = None, fuse: bool = True,
+             layouts: tuple | None = None) -> IRModule:
     """Run the build optimisation pipeline on ``mod`` under the current PassContext.
 
     Args:
         mod: the module (not mutated); its ``main`` is the entry function.
         params: parameter name -> value, bound into ``main`` as constants first.
         fuse: whether to finish with FuseOps (the graph executor needs it).
+        layouts: the target's layout preference, ``(desired_layouts, accept)``: AlterOpLayout
+            then also converts those calls (see
+            :class:`~irlib.transform.alter_op_layout.TargetAlterOpLayout`).
 
     Returns:
         The optimised, type-checked module.
@@ -107,5 +119,5 @@ def optimize(mod: IRModule, params: dict | None = None, fuse: bool = True) -> IR
         gvar = mod.get_global_var("main")
         mod[gvar] = bind_params(mod[gvar], params)
     ctx = PassContext.current()
-    result = build_pipeline(fuse)(mod, ctx)
+    result = build_pipeline(fuse, layouts)(mod, ctx)
     return get_pass("InferType")(result, ctx)
