@@ -1,7 +1,8 @@
 """Latency of zoo models at batch 1: graph executor (cpu and python targets) vs interpreter.
 
-Run: ``python benchmarks/graph_executor.py [model ...] [--repeat N] [--nodes K]`` (default:
-mlp, mobilenet, resnet18). Prints build time, median and min latency in ms for each engine,
+Run: ``python benchmarks/graph_executor.py [model ...] [--repeat N] [--nodes K]
+[--opt-level L]`` (default: mlp, mobilenet, resnet18; opt level 3, as ``irlib run`` builds,
+which on the cpu target runs the convolutions channels-last). Prints build time, median and min latency in ms for each engine,
 the ops left on the numpy reference, and the memory plan's activation footprint. With
 ``--nodes K`` it also prints the K slowest graph nodes of the cpu build (min over the
 repeats, each node timed on its own) and the time per kind of node.
@@ -20,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import interp  # noqa: E402
 from interp import graph_executor  # noqa: E402
+from irlib.transform import PassContext  # noqa: E402
 from zoo.catalog import workload  # noqa: E402
 
 
@@ -68,7 +70,7 @@ def node_profile(gmod, repeat: int, top: int) -> None:
         print(f"  {total:8.3f} ms  total of {kind}")
 
 
-def bench(name: str, repeat: int, engines, nodes: int = 0) -> dict:
+def bench(name: str, repeat: int, engines, nodes: int = 0, opt_level: int = 3) -> dict:
     mod, params = workload(name, 1)
     rng = np.random.default_rng(0)
     # Values of the unbound inputs in order (the lstm has one "data" input per step).
@@ -80,7 +82,8 @@ def bench(name: str, repeat: int, engines, nodes: int = 0) -> dict:
         if target not in engines:
             continue
         start = time.perf_counter()
-        factory = interp.build(mod, target=target, params=params)
+        with PassContext(opt_level=opt_level):
+            factory = interp.build(mod, target=target, params=params)
         row[f"build_{target}_s"] = time.perf_counter() - start
         gmod = graph_executor.GraphModule(factory["default"](interp.cpu(0)))
         for index, value in enumerate(inputs):
@@ -109,10 +112,12 @@ def main() -> None:
     parser.add_argument("--engines", default="cpu,python,interp")
     parser.add_argument("--nodes", type=int, default=0,
                         help="print the N slowest nodes of the cpu build")
+    parser.add_argument("--opt-level", type=int, default=3,
+                        help="PassContext opt_level of the builds (default 3)")
     args = parser.parse_args()
     engines = set(args.engines.split(","))
     for name in args.models:
-        row = bench(name, args.repeat, engines, args.nodes)
+        row = bench(name, args.repeat, engines, args.nodes, args.opt_level)
         print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in row.items()), flush=True)
 

@@ -42,7 +42,8 @@ COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equa
                          "not_equal"})
 INDEX_OPS = frozenset({"expand_dims", "squeeze", "reshape", "nn.batch_flatten", "transpose",
                        "broadcast_to", "nn.bias_add", "where", "clip", "nn.leaky_relu",
-                       "cast", "concatenate", "zeros", "ones", "zeros_like", "ones_like"})
+                       "cast", "concatenate", "zeros", "ones", "zeros_like", "ones_like",
+                       "layout_transform"})
 """Ops the generator handles with their own rules (besides UNARY and BINARY)."""
 
 FLOAT_DTYPES = frozenset({"float32", "float64"})

@@ -77,6 +77,39 @@ def test_concatenate():
            np.maximum(np.concatenate([np.exp(xv), yv], axis=1), 0))
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_concatenate_as_the_group_result_is_written_field_by_field(axis):
+    x, y, z = var("x", shape=(2, 3, 4)), var("y", shape=(2, 3, 4)), var("z", shape=(2, 3, 4))
+    xv, yv, zv = _rand(2, 3, 4), _rand(2, 3, 4), _rand(2, 3, 4)
+    body = irlib.concatenate([irlib.nn.relu(x), irlib.exp(y), z], axis=axis)
+    factory = _check([x, y, z], body, {"x": xv, "y": yv, "z": zv},
+                     np.concatenate([np.maximum(xv, 0), np.exp(yv), zv], axis=axis))
+    source = next(iter(factory.lib.compiled.values())).kernel.source
+    assert source.count("for i0 in") == 3 and " if " not in source
+
+
+@pytest.mark.parametrize("source, target", [("NCHW", "NHWC"), ("NHWC", "NCHW"),
+                                            ("NCHW", "CHWN")])
+def test_permuting_layout_transform_inlines(source, target):
+    x = var("x", shape=(2, 3, 4, 5))
+    xv = _rand(2, 3, 4, 5)
+    body = irlib.nn.relu(irlib.layout_transform(x, source, target))
+    permutation = [source.index(axis) for axis in target]
+    _check([x], body, {"x": xv}, np.maximum(xv.transpose(permutation), 0))
+
+
+def test_split_layout_transform_is_left_to_the_kernel():
+    x = var("x", shape=(1, 8, 2, 2))
+    xv = _rand(1, 8, 2, 2)
+    mod = irlib.IRModule.from_expr(irlib.Function(
+        [x], irlib.layout_transform(x, "NCHW", "NCHW4c")))
+    gmod, factory = graph_module(mod, "cpu")
+    gmod.run(x=xv)
+    expected = xv.reshape(1, 2, 4, 2, 2).transpose(0, 1, 3, 4, 2)
+    np.testing.assert_array_equal(outputs(gmod)[0], expected)
+    assert "codegen" not in set(factory.report["functions"].values())
+
+
 def test_scalar_and_float64():
     x, s = var("x", shape=(3,), dtype="float64"), var("s", shape=(), dtype="float64")
     xv, sv = _rand(3, dtype="float64"), np.array(0.5)
