@@ -99,6 +99,7 @@ def _conv_nd(op_name: str, n: int):
                 or out.dtype != data.dtype or weight.dtype != data.dtype
                 or _out_dtype(attrs, data) != data.dtype or not out.flags.c_contiguous):
             return False
+        data, weight = np.ascontiguousarray(data), np.ascontiguousarray(weight)
         (strides, dilation, before, after, groups, data_layout, kernel_layout,
          out_layout) = _conv_attrs(attrs, n, data_canon, kernel_canon)
         nhwc = (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"

@@ -9,7 +9,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import jitkernels
@@ -254,8 +254,13 @@ def test_cblas_found_with_numpy_openblas():
 @settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 2**16), n=st.sampled_from([1, 2, 3]),
        layout=st.sampled_from(["channels_first", "NHWC", "depthwise"]),
-       stride=st.integers(1, 2), pad=st.integers(0, 2), k=st.integers(1, 3))
-def test_conv_into_writes_the_kernels_result_in_place(seed, n, layout, stride, pad, k):
+       stride=st.integers(1, 2), pad=st.integers(0, 2), k=st.integers(1, 3),
+       strided=st.booleans())
+@example(seed=0, n=2, layout="channels_first", stride=2, pad=1, k=3, strided=True)
+@example(seed=0, n=2, layout="NHWC", stride=1, pad=1, k=3, strided=True)
+@example(seed=0, n=2, layout="depthwise", stride=2, pad=1, k=3, strided=True)
+def test_conv_into_writes_the_kernels_result_in_place(seed, n, layout, stride, pad, k,
+                                                      strided):
     rng = np.random.default_rng(seed)
     if layout != "channels_first":
         n = 2
@@ -273,6 +278,8 @@ def test_conv_into_writes_the_kernels_result_in_place(seed, n, layout, stride, p
         x, w = x.transpose(0, 2, 3, 1).copy(), w.transpose(2, 3, 1, 0).copy()
         attrs.update(data_layout="NHWC", kernel_layout="HWIO")
         want = want.transpose(0, 2, 3, 1)
+    if strided:     # the same values as a negatively strided view
+        x = np.flip(np.flip(x, -1).copy(), -1)
     out = np.full(want.shape, np.nan, np.float32)
     assert kernel.into(out, x, w, **attrs)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
