@@ -78,9 +78,12 @@ class _Converter:
         self.global_map = global_map
         self.vars: dict = {}       # original var -> CPS var
         self.scopes: list = []     # (expr, continuation var), outer scopes first
-        self.done: dict = {}       # scope expr -> converted expr
-        self.branch_k: dict = {}   # If/Match node -> continuation of its branches
-        self.fn_k: dict = {}       # Function node -> its continuation parameter
+        # Keyed by (scope, continuation) and (let var, value): one expression object may be
+        # a scope twice (a variable that is the branch of two ifs) with different
+        # continuations, and one If or Function object may be bound by two lets.
+        self.done: dict = {}       # (scope expr, continuation) -> converted expr
+        self.branch_k: dict = {}   # (let var, If/Match node) -> continuation of its branches
+        self.fn_k: dict = {}       # (let var, Function node) -> its continuation parameter
 
     def var(self, old: E.Var) -> E.Var:
         new = self.vars.get(old)
@@ -115,13 +118,17 @@ class _Converter:
     def convert(self, func: E.Function, k: E.Var) -> E.Expr:
         """The CPS body of ``func`` for the continuation ``k``."""
         stack = [(func.body, k)]
+        seen = set()
         while stack:
             scope, cont = stack.pop()
+            if (scope, cont) in seen:       # e.g. an if whose two branches are one variable
+                continue
+            seen.add((scope, cont))
             self.scopes.append((scope, cont))
             self._discover(scope, cont, stack)
         for scope, cont in reversed(self.scopes):
-            self.done[scope] = self._build(scope, cont)
-        return self.done[func.body]
+            self.done[scope, cont] = self._build(scope, cont)
+        return self.done[func.body, k]
 
     def _discover(self, scope, cont, stack):
         bindings, result = _chain(scope)
@@ -130,7 +137,7 @@ class _Converter:
             kind = type(value)
             if kind in (E.If, E.Match):
                 branch_k = cont if tail else self.cont_var("join", var.checked_type)
-                self.branch_k[value] = branch_k
+                self.branch_k[var, value] = branch_k
                 branches = (value.true_branch, value.false_branch) if kind is E.If else \
                     tuple(c.rhs for c in value.clauses)
                 stack.extend((b, branch_k) for b in branches)
@@ -138,7 +145,7 @@ class _Converter:
                 if is_primitive(value):
                     raise IRError("to_cps: Primitive functions are not supported")
                 fn_k = self.cont_var("k", value.checked_type.ret_type)
-                self.fn_k[value] = fn_k
+                self.fn_k[var, value] = fn_k
                 stack.append((value.body, fn_k))
 
     def _build(self, scope, cont):
@@ -153,7 +160,7 @@ class _Converter:
             if self._is_control(value):
                 body = self._control(var, value, cont, body)
             else:
-                body = E.Let(self.var(var), self._simple(value), body)
+                body = E.Let(self.var(var), self._simple(var, value), body)
         return body
 
     @staticmethod
@@ -171,27 +178,28 @@ class _Converter:
             k = cont if rest is None else E.Function((self.var(var),), rest)
             args = tuple(self.atom(a) for a in value.args) + (k,)
             return E.Call(self.atom(value.op), args)
-        branch_k = self.branch_k[value]
+        branch_k = self.branch_k[var, value]
         if kind is E.If:
-            node = E.If(self.atom(value.cond), self.done[value.true_branch],
-                        self.done[value.false_branch])
+            node = E.If(self.atom(value.cond), self.done[value.true_branch, branch_k],
+                        self.done[value.false_branch, branch_k])
         else:
             clauses = []
             for clause in value.clauses:
                 mapping = {v: self.var(v) for v in pattern_vars(clause.lhs)}
                 clauses.append(E.Clause(rename_pattern(clause.lhs, mapping),
-                                        self.done[clause.rhs]))
+                                        self.done[clause.rhs, branch_k]))
             node = E.Match(self.atom(value.data), tuple(clauses), value.complete)
         if rest is None:
             return node
         return E.Let(branch_k, E.Function((self.var(var),), rest), node)
 
-    def _simple(self, value):
+    def _simple(self, var, value):
         kind = type(value)
         if kind is E.Function:
-            params = tuple(self.var(p) for p in value.params) + (self.fn_k[value],)
-            return E.Function(params, self.done[value.body], self.answer, value.type_params,
-                              value.attrs)
+            k = self.fn_k[var, value]
+            params = tuple(self.var(p) for p in value.params) + (k,)
+            return E.Function(params, self.done[value.body, k], self.answer,
+                              value.type_params, value.attrs)
         if kind is E.Call:
             return E.Call(value.op, tuple(self.atom(a) for a in value.args), value.attrs)
         if kind is E.Tuple:

@@ -209,3 +209,30 @@ def test_long_let_chain_without_recursion_error():
         body = Let(v, value, body)
     out = to_cps(Function([x], body))
     assert isinstance(out, Function)
+
+
+def test_branches_shared_between_ifs_keep_their_own_join():
+    """Two ifs whose branches are the same variable object: each branch must call its own
+    if's join continuation (they were memoised per expression and both called the last)."""
+    x = var("x0", shape=(), dtype="float32")
+    cond = irlib.less(x, const(np.float32(0.5)))
+    v1, v2 = var("v1"), var("v2")
+    body = Let(v1, irlib.If(cond, x, x),
+               Let(v2, irlib.If(cond, x, irlib.negative(x)), irlib.add(v1, v2)))
+    mod = InferType()(irlib.IRModule.from_expr(Function([x], body)))
+    work = roundtrip(mod["main"], mod.copy())
+    irlib.analysis.check_well_formed(work["main"])
+    for value in (np.float32(0.25), np.float32(2.0)):     # x + x, and x + (-x)
+        expected = value + (value if value < 0.5 else -value)
+        np.testing.assert_allclose(plain(run(work, value)), expected)
+
+
+def test_one_if_bound_by_two_lets():
+    x = var("x0", shape=(), dtype="float32")
+    branch = irlib.If(irlib.less(x, const(np.float32(0.0))), irlib.negative(x), x)
+    a, b = var("a"), var("b")
+    body = Let(a, branch, Let(b, branch, irlib.multiply(a, b)))
+    mod = InferType()(irlib.IRModule.from_expr(Function([x], body)))
+    work = roundtrip(mod["main"], mod.copy())
+    irlib.analysis.check_well_formed(work["main"])
+    np.testing.assert_allclose(plain(run(work, np.float32(-3.0))), 9.0)
