@@ -102,22 +102,31 @@ def _conv_nd(op_name: str, n: int):
         data, weight = np.ascontiguousarray(data), np.ascontiguousarray(weight)
         (strides, dilation, before, after, groups, data_layout, kernel_layout,
          out_layout) = _conv_attrs(attrs, n, data_canon, kernel_canon)
-        nhwc = (n == 2 and groups == 1 and data_layout == "NHWC" and kernel_layout == "HWIO"
-                and out_layout == "NHWC")
-        if not nhwc and (data_layout, kernel_layout, out_layout) != (
+        channels_last = n == 2 and data_layout == "NHWC" and out_layout == "NHWC"
+        nhwc = channels_last and groups == 1 and kernel_layout == "HWIO"
+        nhwc_depthwise = (channels_last and groups > 1 and groups == data.shape[3]
+                          and sorted(kernel_layout) == sorted("HWIO")
+                          and weight.shape[kernel_layout.index("O")] == groups
+                          and weight.shape[kernel_layout.index("I")] == 1)
+        if not (nhwc or nhwc_depthwise) and (data_layout, kernel_layout, out_layout) != (
                 data_canon, kernel_canon, data_canon):
             return False
-        spatial_axes = range(1, n + 1) if nhwc else range(2, n + 2)
-        kernel_size = weight.shape[:n] if nhwc else weight.shape[2:]
+        if nhwc_depthwise:
+            weight = to_canonical(weight, kernel_layout, "HWOI")
+        spatial_axes = range(1, n + 1) if channels_last else range(2, n + 2)
+        kernel_size = weight.shape[:n] if channels_last else weight.shape[2:]
+        channels = (groups if nhwc_depthwise else weight.shape[-1] if nhwc
+                    else weight.shape[0])
         sizes = tuple(conv_out(data.shape[a], kernel_size[i], strides[i], dilation[i],
                                before[i], after[i]) for i, a in enumerate(spatial_axes))
-        channels = weight.shape[-1] if nhwc else weight.shape[0]
-        expected = ((data.shape[0],) + sizes + (channels,) if nhwc
+        expected = ((data.shape[0],) + sizes + (channels,) if channels_last
                     else (data.shape[0], channels) + sizes)
         if tuple(out.shape) != expected:
             return False
         if nhwc:
             _conv2d_nhwc(data, weight, strides, dilation, before, after, out)
+        elif nhwc_depthwise:
+            _depthwise_nhwc(data, weight, strides, dilation, before, after, out)
         elif n == 2 and weight.shape[1] == 1 and groups == data.shape[1] and groups > 1:
             _depthwise(data, weight, strides, dilation, before, after, out)
         else:
@@ -164,15 +173,17 @@ def _depthwise(x, w, strides, dilation, before, after, out=None):
     return out
 
 
-def _depthwise_nhwc(data, weight, strides, dilation, before, after):
-    """Channels-last depthwise convolution, multiplier 1; ``weight`` is ``(KH, KW, C, 1)``."""
+def _depthwise_nhwc(data, weight, strides, dilation, before, after, out=None):
+    """Channels-last depthwise convolution, multiplier 1; ``weight`` is ``(KH, KW, C, 1)``;
+    ``out``: a C-contiguous ``(N, OH, OW, C)`` array to write into (else allocated)."""
     x = np.ascontiguousarray(data)
     kh, kw, channels, _ = weight.shape
     oh = conv_out(x.shape[1], kh, strides[0], dilation[0], before[0], after[0])
     ow = conv_out(x.shape[2], kw, strides[1], dilation[1], before[1], after[1])
-    out = np.empty((x.shape[0], oh, ow, channels), x.dtype)
-    depthwise.depthwise_nhwc(x, weight.reshape(kh, kw, channels), out, strides, dilation,
-                             before)
+    if out is None:
+        out = np.empty((x.shape[0], oh, ow, channels), x.dtype)
+    depthwise.depthwise_nhwc(x, np.ascontiguousarray(weight).reshape(kh, kw, channels), out,
+                             strides, dilation, before)
     return out
 
 

@@ -19,7 +19,9 @@ differ from a float64 reference in the last bits).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
+
+from .conv_core import _valid_range
 
 __all__ = ["depthwise_nchw", "depthwise_nhwc"]
 
@@ -209,29 +211,42 @@ def depthwise_nchw(x, w, out, strides, dilation, pads):
 def depthwise_nhwc(x, w, out, strides, dilation, pads):
     """Channels-last depthwise convolution with multiplier 1.
 
+    One task per output row. The row (``OW*C`` elements, in L1) is zeroed, then each tap
+    adds ``w[b, e, :] * x[n, y, j*sw + e*dw - left, :]`` for the output columns ``j`` whose
+    input column is inside the image, tap by tap (not pixel by pixel: a pixel's nine short
+    channel loops with their bounds checks ran several times slower). Indices are flat and
+    unsigned, so the channel loops vectorise.
+
     Args:
-        x: ``(N, H, W, C)``; w: ``(KH, KW, C)``; out: ``(N, OH, OW, C)``, overwritten.
+        x: C-contiguous ``(N, H, W, C)``; w: C-contiguous ``(KH, KW, C)``;
+        out: C-contiguous ``(N, OH, OW, C)``, overwritten.
         strides, dilation, pads: pairs (pads are top, left).
     """
     batch, height, width, channels = x.shape
     kh, kw = w.shape[0], w.shape[1]
     oh, ow = out.shape[1], out.shape[2]
+    source = x.reshape(-1)
+    target = out.reshape(-1)
+    weights = w.reshape(-1)
+    zero = target.dtype.type(0)
+    c = uint64(channels)
     for task in prange(batch * oh):
         n = task // oh
         i = task % oh
-        for t in range(ow):
-            dst = out[n, i, t]
-            for k in range(channels):
-                dst[k] = 0
-            for b in range(kh):
-                y = i * strides[0] - pads[0] + b * dilation[0]
-                if y < 0 or y >= height:
-                    continue
-                for e in range(kw):
-                    xx = t * strides[1] - pads[1] + e * dilation[1]
-                    if xx < 0 or xx >= width:
-                        continue
-                    src = x[n, y, xx]
-                    weight = w[b, e]
-                    for k in range(channels):
-                        dst[k] += weight[k] * src[k]
+        row = uint64(task * ow * channels)
+        for m in range(uint64(ow * channels)):
+            target[row + m] = zero
+        for b in range(kh):
+            y = i * strides[0] - pads[0] + b * dilation[0]
+            if y < 0 or y >= height:
+                continue
+            line = uint64((n * height + y) * width * channels)
+            for e in range(kw):
+                offset = e * dilation[1] - pads[1]
+                lo, hi = _valid_range(offset, strides[1], width, ow)
+                tap = uint64((b * kw + e) * channels)
+                for j in range(lo, hi):
+                    into = row + uint64(j) * c
+                    start = line + uint64(j * strides[1] + offset) * c
+                    for k in range(c):
+                        target[into + k] += weights[tap + k] * source[start + k]

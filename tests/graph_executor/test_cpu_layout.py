@@ -73,7 +73,9 @@ def check_against_interpreter(mod, gmod, inputs, params=None):
                        .numpy())
     gmod.run(**inputs)
     for got, want in zip(outputs(gmod), expected):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        # float32 sums of different order: absolute error scales with the values' size
+        scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale)
 
 
 @pytest.mark.parametrize("case, converted", [

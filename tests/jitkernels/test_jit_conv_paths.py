@@ -253,20 +253,22 @@ def test_cblas_found_with_numpy_openblas():
 
 @settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 2**16), n=st.sampled_from([1, 2, 3]),
-       layout=st.sampled_from(["channels_first", "NHWC", "depthwise"]),
+       layout=st.sampled_from(["channels_first", "NHWC", "depthwise", "depthwise_nhwc"]),
        stride=st.integers(1, 2), pad=st.integers(0, 2), k=st.integers(1, 3),
        strided=st.booleans())
 @example(seed=0, n=2, layout="channels_first", stride=2, pad=1, k=3, strided=True)
 @example(seed=0, n=2, layout="NHWC", stride=1, pad=1, k=3, strided=True)
 @example(seed=0, n=2, layout="depthwise", stride=2, pad=1, k=3, strided=True)
+@example(seed=0, n=2, layout="depthwise_nhwc", stride=2, pad=1, k=3, strided=True)
 def test_conv_into_writes_the_kernels_result_in_place(seed, n, layout, stride, pad, k,
                                                       strided):
     rng = np.random.default_rng(seed)
     if layout != "channels_first":
         n = 2
-    channels = 4 if layout == "depthwise" else 3
-    out_channels = 4 if layout == "depthwise" else 5
-    groups = 4 if layout == "depthwise" else 1
+    depthwise = layout.startswith("depthwise")
+    channels = 4 if depthwise else 3
+    out_channels = 4 if depthwise else 5
+    groups = 4 if depthwise else 1
     x = rng.standard_normal((2, channels) + (6,) * n).astype(np.float32)
     w = rng.standard_normal((out_channels, channels // groups) + (k,) * n).astype(np.float32)
     attrs = dict(strides=(stride,) * n, padding=(pad,) * (2 * n), dilation=(1,) * n,
@@ -274,7 +276,7 @@ def test_conv_into_writes_the_kernels_result_in_place(seed, n, layout, stride, p
     want = direct_conv(x, w, (stride,) * n, (1,) * n, (pad,) * n, (pad,) * n, groups)
     op = {1: "nn.conv1d", 2: "nn.conv2d", 3: "nn.conv3d"}[n]
     kernel = jitkernels.get_kernel(op)
-    if layout == "NHWC":
+    if layout in ("NHWC", "depthwise_nhwc"):
         x, w = x.transpose(0, 2, 3, 1).copy(), w.transpose(2, 3, 1, 0).copy()
         attrs.update(data_layout="NHWC", kernel_layout="HWIO")
         want = want.transpose(0, 2, 3, 1)
