@@ -102,7 +102,8 @@ def test_tfidf_matches_onnxruntime_on_random_pools(seed):
         total += (end - start) // (i + 1)
     if total == 0:
         pool, counts, total = [1], [0], 1
-    min_gram = int(rng.integers(1, 3))
+    # onnxruntime refuses a min_gram_length beyond the n-gram kinds the pool has
+    min_gram = int(rng.integers(1, 3)) if len(counts) > 1 else 1
     attrs = dict(mode=str(rng.choice(["TF", "IDF", "TFIDF"])), min_gram_length=min_gram,
                  max_gram_length=int(rng.integers(min_gram, 4)),
                  max_skip_count=int(rng.integers(0, 3)), ngram_counts=tuple(counts),
