@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir.expr import const
 from ._composite import composite_grad
 from .nn_conv import conv2d_transpose
-from .nn_convnd import conv_transpose_ref, conv_transpose_rel, ntuple, padding_n
+from .nn_convnd import conv_attrs, conv_transpose_ref, conv_transpose_rel, ntuple, padding_n
 from .registry import OpPattern, make_call, register_op
 from .transform import checked_type_for_grad
 
@@ -127,13 +127,6 @@ def conv3d_transpose(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilatio
     Raises:
         TypeInferenceError: when a tuple attribute has the wrong length.
     """
-    attrs = {"strides": ntuple(strides, 3, "strides"), "padding": padding_n(padding, 3),
-             "dilation": ntuple(dilation, 3, "dilation"), "groups": int(groups),
-             "channels": channels,
-             "kernel_size": None if kernel_size is None else ntuple(kernel_size, 3,
-                                                                   "kernel_size"),
-             "data_layout": data_layout, "kernel_layout": kernel_layout,
-             "out_layout": out_layout,
-             "output_padding": ntuple(output_padding, 3, "output_padding"),
-             "out_dtype": out_dtype}
+    attrs = conv_attrs(3, strides, padding, dilation, groups, channels, kernel_size,
+                       data_layout, kernel_layout, out_layout, out_dtype, output_padding)
     return make_call(_NAME, (data, weight), attrs)

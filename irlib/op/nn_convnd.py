@@ -293,17 +293,39 @@ def _slice(expr, axis, begin, end, stride):
                                                 "slice_mode": "end"})
 
 
+def conv_attrs(n: int, strides, padding, dilation, groups, channels, kernel_size,
+               data_layout, kernel_layout, out_layout, out_dtype,
+               output_padding=None) -> dict:
+    """The normalised attributes of an ``n``-D (transposed) convolution call.
+
+    Args:
+        n: the number of spatial axes.
+        strides, padding, dilation, groups, channels, kernel_size, data_layout,
+            kernel_layout, out_layout, out_dtype: as the builders take them.
+        output_padding: a transposed convolution's extra output length, else None.
+
+    Raises:
+        TypeInferenceError: when a tuple attribute has the wrong length.
+    """
+    attrs = {"strides": ntuple(strides, n, "strides"), "padding": padding_n(padding, n),
+             "dilation": ntuple(dilation, n, "dilation"), "groups": int(groups),
+             "channels": channels,
+             "kernel_size": None if kernel_size is None else ntuple(kernel_size, n,
+                                                                   "kernel_size"),
+             "data_layout": data_layout, "kernel_layout": kernel_layout,
+             "out_layout": out_layout}
+    if output_padding is not None:
+        attrs["output_padding"] = ntuple(output_padding, n, "output_padding")
+    attrs["out_dtype"] = out_dtype
+    return attrs
+
+
 def _conv_builder(name: str, n: int, data_layout: str, kernel_layout: str):
     def builder(data, weight, strides=(1,) * n, padding=(0,) * n, dilation=(1,) * n, groups=1,
                 channels=None, kernel_size=None, data_layout=data_layout,
                 kernel_layout=kernel_layout, out_layout="", out_dtype=""):
-        attrs = {"strides": ntuple(strides, n, "strides"), "padding": padding_n(padding, n),
-                 "dilation": ntuple(dilation, n, "dilation"), "groups": int(groups),
-                 "channels": channels,
-                 "kernel_size": None if kernel_size is None else ntuple(kernel_size, n,
-                                                                       "kernel_size"),
-                 "data_layout": data_layout, "kernel_layout": kernel_layout,
-                 "out_layout": out_layout, "out_dtype": out_dtype}
+        attrs = conv_attrs(n, strides, padding, dilation, groups, channels, kernel_size,
+                           data_layout, kernel_layout, out_layout, out_dtype)
         return make_call(name, (data, weight), attrs)
     builder.__name__ = builder.__qualname__ = name.split(".")[-1]
     builder.__doc__ = f"""{n}-D convolution (``relay.{name}``).
@@ -476,13 +498,6 @@ def conv1d_transpose(data, weight, strides=(1,), padding=(0,), dilation=(1,), gr
     Returns:
         A Call of ``nn.conv1d_transpose``.
     """
-    attrs = {"strides": ntuple(strides, 1, "strides"), "padding": padding_n(padding, 1),
-             "dilation": ntuple(dilation, 1, "dilation"), "groups": int(groups),
-             "channels": channels,
-             "kernel_size": None if kernel_size is None else ntuple(kernel_size, 1,
-                                                                   "kernel_size"),
-             "data_layout": data_layout, "kernel_layout": kernel_layout,
-             "out_layout": out_layout, "output_padding": ntuple(output_padding, 1,
-                                                                "output_padding"),
-             "out_dtype": out_dtype}
+    attrs = conv_attrs(1, strides, padding, dilation, groups, channels, kernel_size,
+                       data_layout, kernel_layout, out_layout, out_dtype, output_padding)
     return make_call("nn.conv1d_transpose", (data, weight), attrs)
