@@ -10,9 +10,10 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-import interp  # noqa: E402
 from irlib.frontend import OpNotImplemented  # noqa: E402
 from irlib.frontend.onnx import from_onnx  # noqa: E402
+
+from ._running import run_outputs  # noqa: E402
 
 MS = "com.microsoft"
 RNG = np.random.default_rng(0)
@@ -37,13 +38,7 @@ def _check(node, feeds, initializers, outputs, executor):
                                    providers=["CPUExecutionProvider"])
     want = session.run(None, feeds)
     mod, params = from_onnx(model)
-    if executor == "debug":
-        run = interp.create_executor("debug", mod=mod).evaluate()
-    else:
-        run = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
-                                     params=params).evaluate()
-    got = run(*[feeds[p.name_hint] for p in mod["main"].params])
-    got = [g.numpy() for g in got] if isinstance(got, (tuple, list)) else [got.numpy()]
+    got = run_outputs(mod, params, executor, [feeds[p.name_hint] for p in mod["main"].params])
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape

@@ -36,6 +36,8 @@ from irlib.frontend.onnx import from_onnx  # noqa: E402
 from irlib.ir.dims import Any  # noqa: E402
 from irlib.transform import InferType  # noqa: E402
 
+from ._running import run_outputs  # noqa: E402
+
 RTOL = 1e-4
 
 # irlib's sigmoid reference (irlib/op/elemwise.py) overflows harmlessly in exp on large logits
@@ -48,16 +50,6 @@ def _model_file(package, relative):
     if not path.exists():
         pytest.skip(f"{package} does not ship {relative}")
     return path
-
-
-def _run(mod, params, executor, inputs):
-    if executor == "debug":
-        run = interp.create_executor("debug", mod=mod).evaluate()
-    else:
-        run = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
-                                     params=params).evaluate()
-    got = run(*inputs)
-    return [g.numpy() for g in got] if isinstance(got, (tuple, list)) else [got.numpy()]
 
 
 def _compare(got, want, atol):
@@ -112,7 +104,7 @@ def test_silero_vad(executor, rate, chunk):
     for start in range(0, len(wave), chunk):
         x = wave[None, start:start + chunk]
         want = session.run(None, {"input": x, "state": state, "sr": np.array(rate, "int64")})
-        got = _run(mod, params, executor, [x, state])
+        got = run_outputs(mod, params, executor, [x, state])
         _compare(got, want, SILERO_ATOL)
         state = got[1]  # irlib's own state carries on; onnxruntime is fed the same
 
@@ -125,7 +117,7 @@ def test_silero_vad_state_matches_onnx_reference():
     x, state = _waveform(512, 16000)[None], np.zeros((2, 1, 128), "float32")
     want = ReferenceEvaluator(str(path)).run(None, {"input": x, "state": state,
                                                    "sr": np.array(16000, "int64")})
-    got = _run(mod, None, "debug", [x, state])
+    got = run_outputs(mod, None, "debug", [x, state])
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
 
@@ -194,7 +186,7 @@ def test_silero_vad_16k_op15(executor):
         feeds = {"input": wave[None, start:start + 512], "state": state,
                  "sr": np.array(16000, "int64")}
         want = session.run(None, feeds)
-        got = _run(mod, params, executor, [feeds[n] for n in names])
+        got = run_outputs(mod, params, executor, [feeds[n] for n in names])
         _compare(got, want, SILERO_ATOL)
         state = got[1]
 
@@ -236,4 +228,5 @@ def test_rapidocr(name, executor):
     want = session.run(None, {"x": image})
     # det ends in a sigmoid of a steep logit map, so float32 summation-order differences
     # over ~60 convolutions show up to 4.4e-5 (irlib and onnxruntime alike; measured)
-    _compare(_run(mod, params, executor, [image]), want, atol=5e-5 if name == "det" else 1e-5)
+    _compare(run_outputs(mod, params, executor, [image]), want,
+             atol=5e-5 if name == "det" else 1e-5)

@@ -45,6 +45,7 @@ import interp  # noqa: E402
 from irlib.frontend.onnx import from_onnx  # noqa: E402
 
 from . import _minilm  # noqa: E402
+from ._running import run_outputs  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning",
                                         "ignore::FutureWarning")
@@ -127,13 +128,7 @@ def _run(model, feeds, executor, shape_dict=None):
     """Import ``model`` and run it on ``feeds`` (by ONNX input name); numpy outputs."""
     shape_dict = shape_dict or {name: value.shape for name, value in feeds.items()}
     mod, params = from_onnx(model, shape_dict=shape_dict, sanitize_input_names=False)
-    if executor == "debug":
-        run = interp.create_executor("debug", mod=mod).evaluate()
-    else:
-        run = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
-                                     params=params).evaluate()
-    got = run(*[feeds[p.name_hint] for p in mod["main"].params])
-    return [g.numpy() for g in got] if isinstance(got, (tuple, list)) else [got.numpy()]
+    return run_outputs(mod, params, executor, [feeds[p.name_hint] for p in mod["main"].params])
 
 
 def _assert_close_to_scale(got, want, rtol, atol_of_scale):
