@@ -37,9 +37,7 @@ NN_FRONTEND = "the relax.frontend nn builder (no issue yet): functions carrying 
 
 # irlib names that do not exist yet, and the issue that brings each. Checked automatically
 # once the name appears.
-PENDING = {
-    "irlib.frontend.detach_params": NN_FRONTEND,
-}
+PENDING: dict = {}
 
 # Names that exist but still depart from the reference, in files whose owners are changing
 # them now. Expected to fail; once the signature matches, the test fails until the entry is

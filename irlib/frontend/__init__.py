@@ -7,6 +7,9 @@ an importer raises:
   cannot map; the message lists every such node at once;
 * :class:`ModelFormatError` -- the model is malformed (``onnx.checker``'s message and node);
 * :class:`ConversionError` -- a supported node failed to convert (bad shapes, types, ...).
+
+``detach_params(mod)`` takes the weights that a frontend left in its functions' ``params``
+attribute out of the module (``irlib/frontend/detach.py``; raises :class:`ParamsAttrError`).
 """
 
 from ..errors import IRError, UnsupportedOpError
@@ -32,4 +35,7 @@ class ConversionError(IRError):
     """A node of a supported op type could not be converted (names the node)."""
 
 
-__all__ = ["OpNotImplemented", "ModelFormatError", "ConversionError"]
+from .detach import ParamsAttrError, detach_params  # noqa: E402  (after the error classes)
+
+__all__ = ["OpNotImplemented", "ModelFormatError", "ConversionError", "ParamsAttrError",
+           "detach_params"]

@@ -40,7 +40,10 @@ def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
         opset: overrides the default-domain opset the model declares.
         keep_params_in_input: False (default): initializers are folded into ``main`` as
             constants. True: they become trailing parameters of ``main`` (bind them from
-            ``params``, e.g. ``create_executor(..., params=params)``).
+            ``params``, e.g. ``create_executor(..., params=params)``), and ``main`` carries
+            the frontends' keep-params attributes: ``num_input`` (the number of graph inputs,
+            which come first) and ``params`` (the initializers' ``NDArray`` s in the order of
+            the trailing parameters), so ``irlib.frontend.detach_params(mod)`` detaches them.
         sanitize_input_names: make input names valid identifiers (``input:0`` -> ``input_0``).
 
     Returns:

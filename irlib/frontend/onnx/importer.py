@@ -411,7 +411,14 @@ class Importer:
             context.bind(value_info.name, var)
         outputs = convert_graph(context, graph)
         body = outputs[0] if len(outputs) == 1 else context.make_tuple(outputs)
-        main = E.Function(tuple(input_vars + param_vars), body)
+        attrs = None
+        if self.keep_params_in_input:
+            # The frontends' keep-params convention (irlib.frontend.detach_params): the real
+            # inputs come first, then one parameter per weight, whose values the "params"
+            # attribute lists in the same order.
+            attrs = {"num_input": len(input_vars),
+                     "params": [params[init.name] for init in graph.initializer]}
+        main = E.Function(tuple(input_vars + param_vars), body, attrs=attrs)
         from ...ir.expr import GlobalVar
         self.module[GlobalVar("main")] = main
         if self.keep_params_in_input:
