@@ -10,6 +10,7 @@ from . import errors
 from .errors import (InterpreterError, IRError, MatchError, OpImplError, ParamsFormatError,
                      ParseError, PassError, TypeInferenceError, UnknownNameError,
                      UnsupportedOpError, UntypedError, WellFormedError)
+from .errors import ArgumentShapeError, UnboundSizeVarError
 from .ir import *  # noqa: F401,F403
 from .ir import (Any, Attrs, Call, Clause, Constant, Constructor, Expr, FuncType, Function,
                  GlobalTypeVar, GlobalVar, If, IncompleteType, IRModule, Let, Match, Op,

@@ -12,7 +12,10 @@ how to fix it. Internal ``KeyError``/``IndexError`` must never escape the public
      ├── WellFormedError                             a program breaks a structural invariant
      ├── PassError                                   a pass failed (names the pass)
      ├── InterpreterError                            evaluation failed (names the node)
-     │    └── MatchError                             no match clause covered a value
+     │    ├── MatchError                             no match clause covered a value
+     │    ├── ArgumentShapeError                     an argument's shape disagrees with its
+     │    │                                          parameter type / bound size variables
+     │    └── UnboundSizeVarError                    an attr/type mentions an unbound size var
      ├── OpImplError                                 an op's reference implementation failed
      ├── UnsupportedOpError                          an importer met an op it cannot map
      ├── ParamsFormatError                           a params blob is corrupt
@@ -111,6 +114,25 @@ class InterpreterError(IRError):
 
 class MatchError(InterpreterError):
     """No clause of a ``match`` covered the value it was given."""
+
+
+class ArgumentShapeError(InterpreterError):
+    """A function was called with an argument whose shape disagrees with its parameter type.
+
+    Raised at function entry by every executor: a wrong rank, a static dim of another size,
+    or a size variable (``Tensor[(n, n), ...]``) met with two different sizes. The message
+    names the function, the parameter, the dim and both sizes (see
+    :mod:`irlib.ir.dim_binding`).
+    """
+
+
+class UnboundSizeVarError(InterpreterError):
+    """An op attribute or type mentions a size variable that no argument bound.
+
+    Size variables get their values at function entry (from the arguments' shapes and the
+    ``"size_params"`` attribute); a variable that appears only inside a function body, e.g.
+    in ``reshape(%x, newshape=[m])``, has no value to run with.
+    """
 
 
 class OpImplError(IRError):
