@@ -147,11 +147,9 @@ def test_module_with_params_attribute_runs_and_builds():
         np.testing.assert_array_equal(np.asarray(got), value)
 
 
-torch = None
-
-
 def _torch_export():
-    global torch
+    """A conv / batch-norm / pool / linear net exported by torch.onnx.export (opset 17):
+    ``(model, x, torch's own output)``."""
     torch = pytest.importorskip("torch")
     from torch import nn
 
@@ -200,7 +198,7 @@ def test_torch_exported_model_keep_then_detach():
         np.testing.assert_allclose(got, base, rtol=RTOL, atol=ATOL)
 
 
-# -- what detach_params leaves alone ----------------------------------------------------------------
+# -- what detach_params leaves alone --------------------------------------------------------------
 def test_input_module_is_unchanged_and_other_functions_untouched():
     mod, w, b = _dense_module()
     before_text = mod.astext()
@@ -304,7 +302,7 @@ def test_symbolic_weight_dims_match_any_size_consistently():
         detach_params(module(ones((4, 2), "float32"), ones(4, "float32")))
 
 
-# -- bad input --------------------------------------------------------------------------------------
+# -- bad input ------------------------------------------------------------------------------------
 def test_not_a_module():
     mod, _, _ = _dense_module()
     with pytest.raises(ParamsAttrError, match="expects an IRModule, got Function"):
