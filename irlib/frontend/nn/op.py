@@ -1,0 +1,16 @@
+"""Functional nn ops (Relax's ``nn.op``): each emits irlib op calls and returns nn tensors.
+
+Every op takes nn :class:`~irlib.frontend.nn.Tensor` s and a ``name`` hint (the name of the
+variable its result is bound to). Shapes and dtypes are inferred at once (symbolic dims
+included); an op applied to tensors it cannot take raises
+:class:`~irlib.frontend.nn.errors.OpError` naming the module path and the op. The ops live in
+:mod:`._op_tensor` (arithmetic, shapes, creation, indexing) and :mod:`._op_nn` (activations,
+normalisation, convolution, attention, resizing); this module gathers them.
+"""
+
+from ._op_tensor import *  # noqa: F401,F403
+
+try:
+    from ._op_nn import *  # noqa: F401,F403
+except ImportError:        # pragma: no cover - while being written
+    pass
