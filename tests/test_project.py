@@ -70,9 +70,19 @@ def test_cli_rejects_unknown_model(capsys):
     assert "unknown model" in capsys.readouterr().err
 
 
+SHARED_NAMESPACE_MARK = "<!-- doc-blocks: one namespace -->"
+
+
 def doc_code_blocks():
+    """Every python block of README.md and docs/*.md; a page carrying SHARED_NAMESPACE_MARK
+    (a tutorial whose blocks build on each other) is one test running its blocks in order."""
     for path in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")):
-        for index, block in enumerate(re.findall(r"```python\n(.*?)```", path.read_text(), re.S)):
+        text = path.read_text()
+        blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+        if SHARED_NAMESPACE_MARK in text:
+            yield pytest.param("\n".join(blocks), id=f"{path.name}-all")
+            continue
+        for index, block in enumerate(blocks):
             yield pytest.param(block, id=f"{path.name}-{index}")
 
 
