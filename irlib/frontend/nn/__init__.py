@@ -17,6 +17,7 @@ from .core import (Effect, Module, ModuleList, Object, Parameter, Tensor, get_de
                    set_default_dtype, wrap_nested)
 from .errors import NNError, OpError, ParameterError, SpecError, StateDictError
 from .exporter import add_extern
+from .effects import IOEffect, KVCache, debug_func, print_, register_debug_func
 from .op import *  # noqa: F401,F403
 from .subroutine import SubroutineMixin
 from .visitor import Mutator

@@ -9,8 +9,6 @@ normalisation, convolution, attention, resizing); this module gathers them.
 """
 
 from ._op_tensor import *  # noqa: F401,F403
+from .effects import debug_func, print_  # noqa: F401
 
-try:
-    from ._op_nn import *  # noqa: F401,F403
-except ImportError:        # pragma: no cover - while being written
-    pass
+from ._op_nn import *  # noqa: F401,F403
