@@ -34,9 +34,13 @@ from irlib.ir import expr as E
 from irlib.ir.module import IRModule
 from irlib.ndarray import cpu
 
+from irlib.ir.dims import substitute_dim
+
+from .graph_dims import dim_text, dims_free_vars
 from .graph_executor import GraphExecutor, GraphModule, graph_json_dumps
 from .graph_functions import compile_function
 from .graph_lower import lower_function
+from .graph_symbolic import check_symbolic_graph
 from .memory_plan import PlanNode, plan_memory, unplanned_bytes
 
 __all__ = ["build", "load_module", "GraphExecutorFactoryModule", "Library", "run_model"]
@@ -106,7 +110,8 @@ class GraphExecutorFactoryModule:
         memory: ``{"planned_bytes", "unplanned_bytes"}``, the storage footprint with and
             without the memory plan (inputs and weights included), and
             ``planned_activation_bytes`` / ``unplanned_activation_bytes``, the same for the
-            op outputs only.
+            op outputs only. For a graph with symbolic dims, the figures at the sizes in
+            ``memory["at_sizes"]`` (every size variable 1).
     """
 
     def __init__(self, graph_json: str, lib: Library, params: dict, target: str,
@@ -259,8 +264,8 @@ def build(mod, target="cpu", params: dict | None = None, target_host=None,
               for k, v in (params or {}).items()}
     optimized = _optimize(mod, params, target)
     lowered = lower_function(optimized["main"])
-    graph, memory = _graph_json(lowered)
     lib = Library(lowered.functions, target)
+    graph, memory = _graph_json(lowered, lib)
     reference = lib.report()["reference_ops"]
     if reference and target != "python":
         logger.info("build(target=%r): ops on the numpy reference: %s", target,
@@ -268,18 +273,31 @@ def build(mod, target="cpu", params: dict | None = None, target_host=None,
     return GraphExecutorFactoryModule(graph, lib, lowered.params, target, memory)
 
 
-def _graph_json(lowered) -> tuple:
-    """The graph JSON string and the memory figures of a lowered graph."""
+def _graph_json(lowered, lib: Library) -> tuple:
+    """The graph JSON string and the memory figures of a lowered graph.
+
+    Symbolic dims are written as their text-format strings (``"c + n"``), a node whose
+    function takes size values gets the attribute ``size_args`` (the variables' names,
+    comma-separated, in the order the function takes them), and main's ``size_params``
+    become the top-level attribute ``size_params``. The storage ids and memory figures of
+    a symbolic graph are those of the binding where every size variable is 1 (the
+    executor plans again for each binding it runs).
+    """
     row_ptr = [0]
     for node in lowered.nodes:
         row_ptr.append(row_ptr[-1] + node.num_outputs)
+    symbolic_dims = set()
+    for node in lowered.nodes:
+        for ty in node.types:
+            symbolic_dims |= dims_free_vars(ty.shape)
+    unit = {name: 1 for name in symbolic_dims}
     shapes, dtypes, nbytes = [], [], []
     for node in lowered.nodes:
         for ty in node.types:
-            shape = [int(d) for d in ty.shape]
-            shapes.append(shape)
+            shapes.append([dim_text(d) for d in ty.shape])
+            concrete = [int(substitute_dim(d, unit)) for d in ty.shape]
             dtypes.append(ty.dtype)
-            nbytes.append(int(np.prod(shape, dtype=np.int64)) * np.dtype(ty.dtype).itemsize)
+            nbytes.append(int(np.prod(concrete, dtype=np.int64)) * np.dtype(ty.dtype).itemsize)
     plan_nodes, aliases = [], []
     for nid, node in enumerate(lowered.nodes):
         outputs = tuple(row_ptr[nid] + i for i in range(node.num_outputs))
@@ -298,6 +316,9 @@ def _graph_json(lowered) -> tuple:
             continue
         attrs = {"func_name": node.func_name, "num_inputs": str(len(node.inputs)),
                  "num_outputs": str(node.num_outputs), "flatten_data": "0"}
+        compiled = lib.compiled.get(node.func_name)
+        if compiled is not None and compiled.size_names:
+            attrs["size_args"] = ",".join(compiled.size_names)
         json_nodes.append({"op": "tvm_op", "name": node.name, "attrs": attrs,
                            "inputs": [[n, i, 0] for n, i in node.inputs]})
     graph = {
@@ -308,6 +329,8 @@ def _graph_json(lowered) -> tuple:
                   "shape": ["list_shape", shapes]},
         "node_row_ptr": row_ptr,
     }
+    if lowered.size_params:
+        graph["attrs"]["size_params"] = ["list_str", list(lowered.size_params)]
     input_entries = {row_ptr[nid] for nid, node in enumerate(lowered.nodes)
                      if node.func_name is None}
     input_storages = {storage_ids[e] for e in input_entries}
@@ -317,7 +340,11 @@ def _graph_json(lowered) -> tuple:
                   size for sid, size in enumerate(storage_bytes) if sid not in input_storages)),
               "unplanned_activation_bytes": int(unplanned_bytes(
                   nbytes, set(aliases) | input_entries))}
-    return graph_json_dumps(graph), memory
+    if unit:
+        memory["at_sizes"] = dict(sorted(unit.items()))
+    text = graph_json_dumps(graph)
+    check_symbolic_graph(text, lib)
+    return text, memory
 
 
 def run_model(mod, params=None, inputs=None, target="cpu", device=None):

@@ -19,7 +19,10 @@
 
 Storage follows relay_spec.md section 5.2: one byte buffer per storage id (the largest entry
 using it), entries are typed views on it; ``run`` calls each op node's function with its
-input views then its output views. Errors a user can cause raise documented irlib
+input views then its output views. A graph with symbolic dims (built from a function whose
+types mention size variables) runs on :class:`~interp.graph_symbolic.SymbolicRuntime`
+instead: inputs take any size, ``run`` binds the size variables and plans storage for them
+(cached per binding), and outputs come back at the bound size. Errors a user can cause raise documented irlib
 exceptions: :class:`~irlib.errors.UnknownNameError` for an unknown input name (the message
 lists the valid names), :class:`GraphInputError` for a wrong shape or dtype,
 :class:`~irlib.errors.ParamsFormatError` for corrupt params bytes.
@@ -100,7 +103,11 @@ class GraphExecutor:
     def __init__(self, graph_json: str, libmod, device: Device | None = None):
         self.graph = parse_graph(graph_json)
         self.device = device or cpu(0)
-        self.runtime = GraphRuntime(self.graph, _lookup(libmod))
+        if self.graph.is_symbolic:
+            from .graph_symbolic import SymbolicRuntime
+            self.runtime = SymbolicRuntime(self.graph, _lookup(libmod))
+        else:
+            self.runtime = GraphRuntime(self.graph, _lookup(libmod))
         self.param_names: set = set()
 
     def __getitem__(self, key: str):
@@ -248,6 +255,8 @@ class GraphModule:
         if position < 0:
             return None
         array = self._runtime.input_array(position)
+        if array is None:           # a symbolic-shaped input not set yet
+            return None
         if out is not None:
             return out.copyfrom(array) if hasattr(out, "copyfrom") else _copy_into(out, array)
         return NDArray(array, self.module.device)

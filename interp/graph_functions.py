@@ -15,6 +15,14 @@ flattened output tensor, and writes its results into the output arrays.
    *inputs, **attrs)``) calls that instead, writing straight into the output.
 
 It also says which ops ran on the numpy reference, so that ``build`` can report them.
+
+A primitive function whose types or op attributes mention size variables (symbolic dims,
+``Tensor[(n, 768), float32]``) is compiled once for every size: its library function takes
+the values of those variables (``CompiledFunction.size_names``, sorted) as trailing ints,
+``fn(*inputs, *outputs, *sizes)``. The generated kernel computes its extents from them;
+the op-by-op forms substitute them into the attributes that mention them (``reshape``'s
+``newshape``, ``strided_slice``'s ``end``...) before calling the kernel or the reference,
+once per new set of values.
 """
 
 from __future__ import annotations
@@ -23,9 +31,11 @@ import numpy as np
 
 from irlib.errors import OpImplError
 from irlib.ir import expr as E
+from irlib.ir.dim_binding import has_symbolic_attrs, substitute_attrs
 from irlib.ir.types import TupleType
 from irlib.op.registry import get_def
 
+from .graph_dims import function_size_names
 from .graph_lower import _tensor_types, _unflatten
 
 
@@ -39,10 +49,44 @@ def _kernel_for(op_name: str, target: str):
     return jitkernels.get_kernel(op_name, target)
 
 
+class _SizedAttrs:
+    """Op attributes that mention size variables, substituted per set of size values (the
+    last set is kept: the calls of one binding reuse it).
+
+    Args:
+        attrs: the attributes (a dict).
+        size_names: the variables whose values the caller passes, in order.
+        where: what the attributes belong to, for error messages.
+    """
+
+    __slots__ = ("attrs", "size_names", "where", "_key", "_value")
+
+    def __init__(self, attrs: dict, size_names: tuple, where: str):
+        self.attrs, self.size_names, self.where = attrs, size_names, where
+        self._key, self._value = None, None
+
+    def at(self, sizes: tuple) -> dict:
+        """The attributes with the size variables replaced by ``sizes``."""
+        if sizes != self._key:
+            self._value = dict(substitute_attrs(self.attrs, dict(zip(self.size_names, sizes)),
+                                                self.where))
+            self._key = sizes
+        return self._value
+
+
+def _step_attrs(node: E.Call, size_names: tuple):
+    """A call's attributes as a dict, or a :class:`_SizedAttrs` when they are symbolic."""
+    attrs = dict(node.attrs) if node.attrs is not None else {}
+    if size_names and has_symbolic_attrs(attrs):
+        return _SizedAttrs(attrs, size_names, f"{node.op.name} attribute")
+    return attrs
+
+
 class _StepProgram:
     """A primitive function as a list of op steps (the non-generated path)."""
 
-    def __init__(self, func: E.Function, target: str):
+    def __init__(self, func: E.Function, target: str, size_names: tuple = ()):
+        self.size_names = tuple(size_names)
         self.reference_ops: list = []
         self.kernel_ops: list = []
         slot: dict = {}
@@ -82,7 +126,7 @@ class _StepProgram:
                     raise OpImplError(f"{node.op.name} has no reference implementation",
                                       op=node.op.name)
                 self.steps.append(("call", fn, tuple(slot[a] for a in node.args),
-                                   dict(node.attrs) if node.attrs is not None else {},
+                                   _step_attrs(node, self.size_names),
                                    op_def.tuple_output, out, node.op.name))
             elif kind is E.Tuple:
                 self.steps.append(("tuple", tuple(slot[f] for f in node.fields), out))
@@ -91,12 +135,16 @@ class _StepProgram:
             slot[node] = out
         self.result_slot = slot[func.body]
         self.num_inputs = sum(self.param_counts)
+        self.num_outputs = len(_tensor_types(func.body.checked_type, "a result"))
 
     def _new_slot(self) -> int:
         self.num_slots += 1
         return self.num_slots - 1
 
     def __call__(self, *arrays):
+        """Run on the graph's arrays ``(*inputs, *outputs, *size values)``."""
+        end = self.num_inputs + self.num_outputs
+        sizes = arrays[end:]
         env = [None] * self.num_slots
         position = 0
         for i, (ty, count) in enumerate(zip(self.param_types, self.param_counts)):
@@ -109,6 +157,8 @@ class _StepProgram:
         for step in self.steps:
             if step[0] == "call":
                 _, fn, args, attrs, tuple_output, out, name = step
+                if type(attrs) is _SizedAttrs:
+                    attrs = attrs.at(sizes)
                 try:
                     result = fn(*[env[a] for a in args], **attrs)
                 except (TypeError, ValueError, IndexError, ArithmeticError) as error:
@@ -119,7 +169,7 @@ class _StepProgram:
             else:
                 env[step[3]] = env[step[1]][step[2]]
         results = _flatten_value(env[self.result_slot])
-        for target, value in zip(arrays[self.num_inputs:], results):
+        for target, value in zip(arrays[self.num_inputs:end], results):
             np.copyto(target, value, casting="unsafe")
 
 
@@ -128,14 +178,18 @@ class _IntoCall:
     graph's output entry directly (``kernel.into``), with the op-by-op program as fallback
     when ``into`` declines (e.g. an input it would send to the reference)."""
 
-    def __init__(self, into, attrs: dict, program: _StepProgram):
+    def __init__(self, into, attrs, program: _StepProgram):
         self.into, self.attrs, self.program = into, attrs, program
         self.num_inputs = program.num_inputs
         self.reference_ops, self.kernel_ops = program.reference_ops, program.kernel_ops
 
     def __call__(self, *arrays):
+        """Run on the graph's arrays ``(*inputs, output, *size values)``."""
         count = self.num_inputs
-        if not self.into(arrays[count], *arrays[:count], **self.attrs):
+        attrs = self.attrs
+        if type(attrs) is _SizedAttrs:
+            attrs = attrs.at(arrays[count + 1:])
+        if not self.into(arrays[count], *arrays[:count], **attrs):
             self.program(*arrays)
 
 
@@ -151,7 +205,7 @@ def _into_call(func: E.Function, program: _StepProgram, target: str):
     into = getattr(_kernel_for(body.op.name, target), "into", None)
     if into is None:
         return None
-    return _IntoCall(into, dict(body.attrs) if body.attrs is not None else {}, program)
+    return _IntoCall(into, _step_attrs(body, program.size_names), program)
 
 
 def _as_tuples(value):
@@ -181,13 +235,16 @@ class CompiledFunction:
         reference_ops: names of the ops that run on their numpy reference.
         kernel: the ``jitkernels.codegen.FusedKernel`` for ``"codegen"`` (its ``source``,
             ``anchor_op``), else None.
+        size_names: the size variables whose values ``fn`` takes after the outputs
+            (sorted; empty for a function of static shapes).
     """
 
-    __slots__ = ("fn", "how", "reference_ops", "kernel")
+    __slots__ = ("fn", "how", "reference_ops", "kernel", "size_names")
 
-    def __init__(self, fn, how: str, reference_ops, kernel=None):
+    def __init__(self, fn, how: str, reference_ops, kernel=None, size_names=()):
         self.fn, self.how, self.reference_ops = fn, how, list(reference_ops)
         self.kernel = kernel
+        self.size_names = tuple(size_names)
 
 
 def compile_function(func: E.Function, target: str) -> CompiledFunction:
@@ -200,6 +257,7 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
     Returns:
         A :class:`CompiledFunction`.
     """
+    size_names = function_size_names(func)
     if target == "cpu":
         try:
             from jitkernels import codegen
@@ -209,8 +267,9 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
             generated = codegen.compile_primitive(func)
             if generated is not None:
                 return CompiledFunction(generated.direct or generated, "codegen",
-                                        generated.reference_ops, generated)
-    program = _StepProgram(func, target)
+                                        generated.reference_ops, generated,
+                                        generated.size_names)
+    program = _StepProgram(func, target, size_names)
     how = "kernels" if program.kernel_ops else "reference"
     fn = _into_call(func, program, target) if program.kernel_ops else None
-    return CompiledFunction(fn or program, how, program.reference_ops)
+    return CompiledFunction(fn or program, how, program.reference_ops, None, size_names)

@@ -11,8 +11,10 @@ functions (what :func:`irlib.transform.optimize` produces). Each node of the res
   ``reshape_nop``), whose output aliases its input.
 
 Tuples and projections cost nothing: they only regroup entries. Control flow, closures,
-global calls, references and ADTs are rejected with a :class:`GraphUnsupportedError`
-naming the construct (run such programs on the interpreter or ``to_python``).
+global calls, references, ADTs and ``Any`` dims are rejected with a
+:class:`GraphUnsupportedError` naming the construct (run such programs on the interpreter
+or ``to_python``). Symbolic dims (``Tensor[(n, 16), float32]``) are kept in the node types:
+the executor evaluates them per run (:mod:`interp.graph_symbolic`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import numpy as np
 from irlib.errors import IRError
 from irlib.ir import expr as E
 from irlib.ir.attrs import Attrs
+from irlib.ir.dim_binding import size_param_names
+from irlib.ir.dims import DimExpr
 from irlib.ir.structural import structural_equal, structural_hash
 from irlib.ir.types import TensorType, TupleType
 
@@ -64,6 +68,8 @@ class LoweredGraph:
         functions: func_name -> the primitive :class:`~irlib.ir.expr.Function`.
         params: constant name (``p0``...) -> numpy array.
         input_names: the names of ``main``'s parameters, in order.
+        size_params: names of ``main``'s scalar int parameters whose value binds the size
+            variable of the same name (its ``"size_params"`` attribute).
     """
 
     nodes: list = field(default_factory=list)
@@ -71,6 +77,7 @@ class LoweredGraph:
     functions: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
     input_names: list = field(default_factory=list)
+    size_params: tuple = ()
 
 
 def is_primitive(func) -> bool:
@@ -80,17 +87,19 @@ def is_primitive(func) -> bool:
 
 
 def _tensor_types(ty, where: str) -> list:
-    """The TensorTypes of a (nested tuple) type, flattened, checked to be static."""
+    """The TensorTypes of a (nested tuple) type, flattened, checked to have no ``Any`` dim
+    (static ints and symbolic DimExprs are fine)."""
     out, stack = [], [ty]
     while stack:
         current = stack.pop()
         if isinstance(current, TupleType):
             stack.extend(reversed(current.fields))
         elif isinstance(current, TensorType):
-            if not all(isinstance(d, (int, np.integer)) for d in current.shape):
+            if not all(isinstance(d, (int, np.integer, DimExpr)) for d in current.shape):
                 raise GraphUnsupportedError(
-                    f"graph executor needs static shapes; {where} has type {current} (use "
-                    f"the interpreter or the VM for dynamic shapes)")
+                    f"graph executor needs static shapes (or symbolic dims such as n, not "
+                    f"Any); {where} has type {current} (use the interpreter for dynamic "
+                    f"shapes)")
             if current.dtype == "string":
                 raise GraphUnsupportedError(
                     f"graph executor stores numeric tensors only; {where} has type {current} "
@@ -304,4 +313,6 @@ def lower_function(func: E.Function) -> LoweredGraph:
         GraphUnsupportedError: for constructs the graph executor cannot run (control flow,
             closures, ADTs, dynamic shapes, non-tensor inputs).
     """
-    return _Lowerer().lower(func)
+    graph = _Lowerer().lower(func)
+    graph.size_params = size_param_names(func)
+    return graph

@@ -31,13 +31,22 @@ class Graph:
     Attributes:
         nodes: the node dicts (``op``, ``name``, ``inputs`` as ``(nid, index)``, ``attrs``).
         arg_nodes, heads, node_row_ptr: as in the JSON (heads as ``(nid, index)``).
-        shapes, dtypes, storage_ids: per entry.
+        shapes, dtypes, storage_ids: per entry (a symbolic dim is its string, ``"c + n"``).
+        size_params: names of the scalar int inputs whose value binds the size variable of
+            the same name (the top-level attr ``size_params``; usually empty).
     """
 
     def __init__(self, nodes, arg_nodes, heads, node_row_ptr, shapes, dtypes, storage_ids):
         self.nodes, self.arg_nodes, self.heads = nodes, arg_nodes, heads
         self.node_row_ptr = node_row_ptr
         self.shapes, self.dtypes, self.storage_ids = shapes, dtypes, storage_ids
+        self.size_params: list = []
+
+    @property
+    def is_symbolic(self) -> bool:
+        """True if some entry's shape has a symbolic dim (run by the symbolic runtime)."""
+        return any(isinstance(d, str) for shape in self.shapes for d in shape) or any(
+            node["attrs"].get("size_args") for node in self.nodes if node["op"] == "tvm_op")
 
     def entry_id(self, nid: int, index: int = 0) -> int:
         """The entry id of output ``index`` of node ``nid``."""
@@ -95,16 +104,21 @@ def parse_graph(graph_json: str) -> Graph:
         if key not in attrs:
             raise _bad(f"attrs lacks {key!r}")
     for key, value in attrs.items():
-        if key not in ("shape", "storage_id", "dltype", "device_index", "storage_scope") \
-                and value[0] not in ("list_int", "size_t"):
+        if key not in ("shape", "storage_id", "dltype", "device_index", "storage_scope",
+                       "size_params") and value[0] not in ("list_int", "size_t"):
             raise _bad(f"unknown attr {key!r} of type {value[0]!r}")
+    size_params = list(attrs["size_params"][1]) if "size_params" in attrs else []
+    if not all(isinstance(name, str) for name in size_params):
+        raise _bad(f"size_params must be a list of input names, got {size_params!r}")
     shapes = [tuple(s) for s in attrs["shape"][1]]
     dtypes = list(attrs["dltype"][1])
     storage_ids = list(attrs["storage_id"][1])
     if not len(shapes) == len(dtypes) == len(storage_ids) == row_ptr[-1]:
         raise _bad(f"attrs must have one item per entry ({row_ptr[-1]} entries)")
     heads = [_entry(e, "head") for e in data["heads"]]
-    return Graph(nodes, list(data["arg_nodes"]), heads, row_ptr, shapes, dtypes, storage_ids)
+    graph = Graph(nodes, list(data["arg_nodes"]), heads, row_ptr, shapes, dtypes, storage_ids)
+    graph.size_params = size_params
+    return graph
 
 
 def _np_dtype(name: str) -> np.dtype:
@@ -133,6 +147,12 @@ class GraphRuntime:
         self.entries = [pools[sid][:size].view(_np_dtype(dtype)).reshape(shape)
                         for sid, size, dtype, shape in zip(graph.storage_ids, nbytes,
                                                            graph.dtypes, graph.shapes)]
+        self._bind_functions(lookup)
+        self._build_calls()
+
+    def _bind_functions(self, lookup) -> None:
+        """Look up every op node's function; note the ``__nop`` aliases and input names."""
+        graph = self.graph
         self.alias_children: dict = {}
         self.functions = []
         for nid, node in enumerate(graph.nodes):
@@ -154,7 +174,6 @@ class GraphRuntime:
         self._index_of = {}
         for position, name in enumerate(self.input_names):
             self._index_of.setdefault(name, position)
-        self._build_calls()
 
     # -- binding ------------------------------------------------------------------------------
     def _build_calls(self) -> None:

@@ -13,6 +13,10 @@
 Anything else (tuple results, reductions inside the chain, integer arithmetic, several
 anchors) returns None, and the caller runs the group op by op.
 
+Symbolic dims (``Tensor[(n, 768), float32]``) are kept symbolic in the generated source:
+the kernel takes the size variables' values as trailing int arguments (see
+:mod:`jitkernels.codegen.dim_source`), so one compiled kernel runs at every size.
+
 Caching: the generated source is written to ``$IRLIB_CACHE_DIR/codegen`` (default
 ``~/.cache/irlib/codegen``) as ``k_<sha1 of the source>.py`` and imported from there, so
 numba's ``cache=True`` keeps the machine code on disk across processes; within a process a
@@ -32,8 +36,11 @@ import threading
 import numpy as np
 
 from irlib.ir import expr as E
+from irlib.ir.dim_binding import has_symbolic_attrs, substitute_attrs
+from irlib.ir.dims import DimExpr
 from irlib.ir.types import TensorType, TupleType
 
+from .dim_source import function_size_names, is_symbolic_shape
 from .generator import Unsupported, generate
 from .scalar_ops import FLOAT_DTYPES, supported
 
@@ -117,10 +124,15 @@ class FusedKernel:
         anchor_op: the anchor's op name, or None.
         direct: the jitted function itself when the graph can call it as is (no anchor
             to run first, no rank-0 array to adapt), else None.
+        size_names: the size variables the group's symbolic dims mention, sorted; the
+            caller passes their values as trailing ints after the outputs (empty for a
+            static group). The generated source does not depend on those values, so one
+            compiled kernel serves every size, and an anchor whose attributes mention
+            them (``strided_slice`` ``end=[n]``) gets them substituted per call.
     """
 
     def __init__(self, jit_fn, source: str, num_inputs: int, scalar_slots, anchor=None,
-                 anchor_type=None):
+                 anchor_type=None, size_names=()):
         self.jit_fn = jit_fn
         self.source = source
         self.num_inputs = num_inputs
@@ -129,26 +141,64 @@ class FusedKernel:
         self.anchor_op = anchor[3] if anchor else None
         self.reference_ops = [anchor[3]] if anchor and anchor[4] else []
         self.direct = jit_fn if anchor is None and not self.scalar_slots else None
+        self.size_names = tuple(size_names)
+        self._num_sizes = len(self.size_names)
         self._into = getattr(anchor[0], "into", None) if anchor else None
-        self._anchor_type = anchor_type     # (shape, numpy dtype) of the anchor's result
+        self._anchor_type = anchor_type     # (shape dims, numpy dtype) of the anchor's result
+        self._anchor_sized = anchor is not None and (
+            has_symbolic_attrs(anchor[2]) or
+            (anchor_type is not None and is_symbolic_shape(anchor_type[0])))
+        self._sized_key, self._sized = None, None
         self._local = threading.local()
 
-    def _anchor_value(self, arrays) -> np.ndarray:
-        fn, operands, attrs, _, _ = self.anchor
+    def _anchor_for(self, sizes: tuple) -> tuple:
+        """``(attrs, result shape)`` of the anchor for these size values (cached for the
+        last ones: consecutive calls of one binding reuse them)."""
+        if not self._anchor_sized:
+            shape = self._anchor_type[0] if self._anchor_type is not None else None
+            return self.anchor[2], shape
+        if sizes != self._sized_key:
+            bindings = dict(zip(self.size_names, sizes))
+            attrs = substitute_attrs(self.anchor[2], bindings, f"{self.anchor_op} attribute")
+            shape = None
+            if self._anchor_type is not None:
+                shape = tuple(d.substitute(bindings) if isinstance(d, DimExpr) else d
+                              for d in self._anchor_type[0])
+            self._sized_key, self._sized = sizes, (attrs, shape)
+        return self._sized
+
+    def _buffer(self, shape: tuple) -> np.ndarray:
+        """This thread's anchor buffer, viewed as ``shape`` (grown when too small)."""
+        dtype = self._anchor_type[1]
+        count = 1
+        for dim in shape:
+            count *= dim
+        flat = getattr(self._local, "buffer", None)
+        if flat is None or flat.size < count:
+            flat = self._local.buffer = np.empty(max(count, 1), dtype)
+        return flat[:count].reshape(shape)
+
+    def _anchor_value(self, arrays, sizes=()) -> np.ndarray:
+        fn, operands, _, _, _ = self.anchor
+        attrs, shape = self._anchor_for(sizes)
         values = [arrays[o] if isinstance(o, int) else o for o in operands]
-        if self._into is not None and self._anchor_type is not None:
-            buffer = getattr(self._local, "buffer", None)
-            if buffer is None:
-                buffer = self._local.buffer = np.empty(*self._anchor_type)
+        if self._into is not None and shape is not None:
+            buffer = self._buffer(shape)
             if self._into(buffer, *values, **attrs):
                 return buffer
         return np.ascontiguousarray(fn(*values, **attrs)[0])
 
     def __call__(self, *arrays):
+        """Run on the graph's arrays ``(*inputs, *outputs, *size values)``."""
+        if self._num_sizes:
+            sizes = arrays[len(arrays) - self._num_sizes:]
+            arrays = arrays[:len(arrays) - self._num_sizes]
+        else:
+            sizes = ()
         args = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
         if self.anchor is not None:
-            args.insert(self.num_inputs, self._anchor_value(arrays))
-        self.jit_fn(*args)
+            args.insert(self.num_inputs, self._anchor_value(arrays, sizes))
+        self.jit_fn(*args, *sizes)
 
 
 def _anchor_kernel(op_name: str):
@@ -287,19 +337,21 @@ def compile_primitive(func: E.Function):
             attrs = dict(node.attrs) if node.attrs is not None else {}
             anchor = (fn, operands, attrs, node.op.name, is_reference)
             arg_names.append("anchor")
+    size_names = function_size_names(func)
     try:
-        source = generate(arg_names, inputs, group.outputs, anchor_source)
+        source = generate(arg_names, inputs, group.outputs, anchor_source, size_names)
     except Unsupported:
         return None
     anchor_type = None
     if anchor is not None:
         ty = group.anchors[0]._checked_type
         try:
-            anchor_type = (tuple(int(d) for d in ty.shape), np.dtype(ty.dtype))
-        except (TypeError, ValueError):     # a symbolic dim: allocate per call
+            dims = tuple(d if isinstance(d, DimExpr) else int(d) for d in ty.shape)
+            anchor_type = (dims, np.dtype(ty.dtype))
+        except (TypeError, ValueError):     # an Any dim: allocate per call
             anchor_type = None
     kernel = FusedKernel(_load(source), source, len(group.arg_names), group.scalar_slots,
-                         anchor, anchor_type)
+                         anchor, anchor_type, size_names)
     if anchor_source is not None:
         kernel.anchor_op = group.anchors[0].op.name
     if any(len(o._checked_type.shape) == 0 for o in group.outputs):
@@ -322,6 +374,8 @@ def _inline_anchor(node, operands):
     if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1:
         return None
     (rows, depth), units = types[0].shape, types[1].shape[0]
+    if not all(isinstance(d, int) for d in (rows, depth, units)):
+        return None             # symbolic: the size decides, so BLAS (right for large sizes)
     if int(rows) * int(depth) * int(units) > INLINE_DENSE_MAX_FLOPS:
         return None
     return f"np.dot(a{operands[0]}, a{operands[1]}.T)"

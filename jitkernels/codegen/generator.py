@@ -32,8 +32,10 @@ from __future__ import annotations
 import math
 
 from irlib.ir import expr as E
+from irlib.ir.dims import AnyDim, DimExpr
 from irlib.ir.types import TensorType
 
+from .dim_source import SIZE_PREFIX, dim_source
 from .scalar_ops import BINARY, COMPARISONS, UNARY, literal
 
 
@@ -42,10 +44,24 @@ class Unsupported(Exception):
 
 
 def _shape(node) -> tuple:
+    """The dims of ``node``'s tensor type: ints, or :class:`DimExpr` for symbolic ones."""
     ty = node.checked_type
     if not isinstance(ty, TensorType):
         raise Unsupported(f"non-tensor value of type {ty}")
-    return tuple(int(d) for d in ty.shape)
+    dims = []
+    for d in ty.shape:
+        if isinstance(d, DimExpr):
+            dims.append(d)
+        elif isinstance(d, AnyDim):
+            raise Unsupported(f"Any dim in {ty}")
+        else:
+            dims.append(int(d))
+    return tuple(dims)
+
+
+def _src(dim) -> str:
+    """A dim as generated source: an int literal, or an expression over the size args."""
+    return str(dim) if isinstance(dim, int) else dim_source(dim)
 
 
 def _dtype(node) -> str:
@@ -168,10 +184,12 @@ class _Emitter:
         if isinstance(sections, int):
             starts = [k * (size // sections) for k in range(sections)]
         else:
+            if not all(isinstance(b, int) for b in sections):
+                raise Unsupported("split at symbolic indices")
             starts = [0] + [int(b) for b in sections]
         shifted = list(index)
-        if starts[node.index]:
-            shifted[axis] = f"({index[axis]} + {starts[node.index]})"
+        if starts[node.index] != 0:
+            shifted[axis] = f"({index[axis]} + {_src(starts[node.index])})"
         return (data, shifted)
 
     def reshape_index(self, index: list, out_shape: tuple, in_shape: tuple) -> list:
@@ -183,9 +201,11 @@ class _Emitter:
             for j, (i, _) in zip(kept_in, kept_out):
                 source[j] = i
             return source
-        terms = [f"{i} * {s}" for i, s in zip(index, _strides(out_shape)) if s and i != "0"]
+        terms = [f"{i} * {_src(s)}" for i, s in zip(index, _strides(out_shape))
+                 if s != 0 and i != "0"]
         linear = self.new_local(" + ".join(terms) if terms else "0")
-        return [f"(({linear} // {s}) % {d})" for s, d in zip(_strides(in_shape), in_shape)]
+        return [f"(({linear} // {_src(s)}) % {_src(d)})"
+                for s, d in zip(_strides(in_shape), in_shape)]
 
     def concat_operands(self, node, index: list) -> list:
         fields = node.args[0]
@@ -195,10 +215,10 @@ class _Emitter:
         pairs, start = [], 0
         for field in fields.fields:
             shifted = list(index)
-            shifted[axis] = f"({index[axis]} - {start})" if start else index[axis]
+            shifted[axis] = f"({index[axis]} - {_src(start)})" if start != 0 else index[axis]
             # Clamp so that reads of the branches not taken stay in bounds.
             size = _shape(field)[axis]
-            shifted[axis] = f"min(max({shifted[axis]}, 0), {size - 1})"
+            shifted[axis] = f"min(max({shifted[axis]}, 0), {_src(size - 1)})"
             pairs.append((field, shifted))
             start += size
         return pairs
@@ -243,7 +263,7 @@ class _Emitter:
                 bounds.append(start)
             text = values[-1]
             for bound, value in reversed(list(zip(bounds[:-1], values[:-1]))):
-                text = f"({value} if {index[axis]} < {bound} else {text})"
+                text = f"({value} if {index[axis]} < {_src(bound)} else {text})"
         else:                                   # index-only ops: the operand's value
             return values[0]
         if name not in COMPARISONS and dtype in ("float32", "float64") and name != "cast":
@@ -292,16 +312,22 @@ def _loop_nest(shape: tuple, parallel: bool) -> tuple:
         if shape[k] == 1:
             lines.append("    " * depth + f"i{k} = 0")
             continue
-        lines.append("    " * depth + f"for i{k} in range({shape[k]}):")
+        lines.append("    " * depth + f"for i{k} in range({_src(shape[k])}):")
         depth += 1
     return lines, depth
 
 
 def _is_parallel(shape: tuple) -> bool:
+    """Whether an output of ``shape`` is written by a ``prange`` nest: static shapes of at
+    least :data:`PARALLEL_MIN_ELEMENTS`; a symbolic shape never (its size is unknown when
+    the kernel is generated, and one kernel serves every size)."""
+    if any(isinstance(d, DimExpr) for d in shape):
+        return False
     return math.prod(shape) >= PARALLEL_MIN_ELEMENTS
 
 
-def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None) -> str:
+def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
+             size_names=()) -> str:
     """Source of a fused kernel.
 
     Args:
@@ -312,20 +338,24 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None) -
             nest each; a large one runs in parallel, see :data:`PARALLEL_MIN_ELEMENTS`).
         anchor_source: a statement body ``anchor = <expr>`` computed first (e.g.
             ``np.dot(a0, a1.T)`` for ``nn.dense``), or None.
+        size_names: the size variables symbolic dims may mention, in order: the kernel
+            takes their values as trailing int arguments ``sz_<name>`` after the outputs,
+            and its loop bounds and index arithmetic are expressions over them.
 
     Returns:
-        The source of a module defining ``kernel(*arg_names, out0, ...)``. Rank-0 arrays
-        are passed as shape (1,).
+        The source of a module defining ``kernel(*arg_names, out0, ..., sz_<size>...)``.
+        Rank-0 arrays are passed as shape (1,).
 
     Raises:
         Unsupported: if the group has an op or a dtype the generator does not handle.
     """
     out_names = [f"out{k}" for k in range(len(outputs))]
+    size_args = [SIZE_PREFIX + name for name in size_names]
     shapes = [_shape(node) for node in outputs]
     parallel = any(_is_parallel(shape) for shape in shapes)
     lines = ["import math", "import numpy as np", "from numba import njit, prange", "", "",
              f"@njit(cache=True, fastmath=False{', parallel=True' if parallel else ''})",
-             f"def kernel({', '.join(list(arg_names) + out_names)}):"]
+             f"def kernel({', '.join(list(arg_names) + out_names + size_args)}):"]
     if anchor_source is not None:
         lines.append(f"    anchor = {anchor_source}")
     for out_name, node, out_shape in zip(out_names, outputs, shapes):
@@ -335,8 +365,8 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None) -
             index = [f"i{k}" for k in range(len(part_shape))]
             result = emitter.value(part, index)
             target = list(index)
-            if start:
-                target[axis] = f"{index[axis]} + {start}"
+            if start != 0:
+                target[axis] = f"{index[axis]} + {_src(start)}"
             body = emitter.lines + [f"{out_name}[{', '.join(target) or '0'}] = {result}"]
             headers, depth = _loop_nest(part_shape, _is_parallel(out_shape))
             lines += headers
@@ -355,7 +385,7 @@ def _output_parts(node) -> list:
         parts, start = [], 0
         for field in node.args[0].fields:
             size = _shape(field)[axis]
-            if size:
+            if size != 0:
                 parts.append((field, axis, start))
             start += size
         return parts
