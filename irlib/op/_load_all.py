@@ -26,6 +26,7 @@ from . import nn_conv3d_transpose, onnx_vision_ops, onnx_sampling_ops  # noqa: F
 from . import onnx_signal_ops  # noqa: F401  (STFT, MelWeightMatrix, TensorScatter, AffineGrid)
 from . import onnx_text_train_ops  # noqa: F401  (TfIdfVectorizer, ImageDecoder)
 from . import onnx_ml_ops  # noqa: F401  (ai.onnx.ml LabelEncoder, TreeEnsemble)
+from . import extern_call  # noqa: F401  (call_dps_packed: extern functions, nn custom kernels)
 from . import debug_io  # noqa: F401  (debug_io.call: nn's IO effect, print_/debug_func)
 
 

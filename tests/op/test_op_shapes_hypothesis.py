@@ -44,6 +44,7 @@ def assert_type_matches(relation_type, value, name):
 
 def test_every_registered_op_has_a_spec():
     library = [n for n in irlib.op.list_ops() if not n.startswith(("dyn.", "onnx."))]  # see coverage test
+    library = [n for n in library if n != "call_dps_packed"]  # tests/op/test_extern_call.py
     missing = set(library) - set(SPECS)
     assert not missing, f"ops without a shape spec: {sorted(missing)}"
 
