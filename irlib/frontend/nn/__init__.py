@@ -23,7 +23,4 @@ from .subroutine import SubroutineMixin
 from .visitor import Mutator
 from typing import TypeVar  # noqa: E402  (re-exported as Relax does)
 
-try:                                    # layers, effects and extern modules (optional parts)
-    from .modules import *  # noqa: F401,F403
-except ImportError:                     # pragma: no cover - while being written
-    pass
+from .modules import *  # noqa: F401,F403,E402  (layers)
