@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 
-from irlib.errors import InterpreterError, IRError
+from irlib.errors import ArgumentShapeError, InterpreterError, IRError
 from irlib.ir import expr as E
 from irlib.ir.functor import free_vars
 from irlib.ir.module import IRModule
@@ -149,7 +149,8 @@ class BoundFunction:
 
     Positional arguments fill the parameters in order, then keyword arguments by parameter
     name. Python scalars take the parameter's declared dtype; tensor arguments are checked
-    against the parameter's static shape and dtype.
+    against the parameter's static shape and dtype (:class:`~irlib.errors.ArgumentShapeError`),
+    and size variables in the parameter types are bound when the function is entered.
 
     Args:
         interpreter: the interpreter to run on.
@@ -216,7 +217,7 @@ def _convert(arg, param, function_name: str):
             not isinstance(dim, int) or dim == actual
             for dim, actual in zip(ty.shape, value.shape))
         if not shape_ok or value.dtype != ty.dtype:
-            raise InterpreterError(
+            raise ArgumentShapeError(
                 f"argument %{param.name_hint} of {function_name} expects {ty}, got an array "
                 f"of shape {tuple(value.shape)} and dtype {value.dtype}")
     return value

@@ -30,6 +30,13 @@ variable, are evaluated without making a generator (``_call_direct``, ``_match_d
 that is most nodes of a typical loop body, and it halves the cost per iteration. A subclass
 that overrides ``eval_call`` or ``eval_match`` turns the matching shortcut off, so its
 method sees every node of that kind.
+
+NOTE: [Size variables] A function whose parameter types carry symbolic dims (or that has a
+``"size_params"`` attribute) binds those size variables when it is entered
+(:mod:`interp.size_binding`); the bindings live in the activation's frame under the key
+:data:`SIZES` and a closure made there captures them. Op calls whose attributes or inferred
+type mention size variables run with the bound values substituted and their result shape
+checked. Frames of static functions have no ``SIZES`` entry.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from irlib.ndarray import NDArray, cpu
 from irlib.op import registry
 
 from .describe import describe_node, describe_span
+from .size_binding import function_sizes, symbolic_call
 from .values import (Closure, ConstructorValue, RecClosure, RefValue, TupleValue,
                      format_value)
 
@@ -63,6 +71,8 @@ IDENTITY_OPS = frozenset({"on_device", "annotation.stop_fusion", "annotation.com
                           "annotation.compiler_end", "annotation.checkpoint"})
 
 _MISSING = object()
+#: Frame key of the activation's size-variable bindings (``{name: int}``), when it has any.
+SIZES = object()
 _STORE = object()   # stack marker: store the incoming value as a shared node's memo
 
 _LEAF_KINDS = {E.Var: "var", E.GlobalVar: "global_var", E.Constant: "constant",
@@ -109,6 +119,10 @@ class Interpreter:
         self._constructor_closures: dict = {}
         self._shared: set = set()
         self._flat_patterns: dict = {}
+        self._function_sizes: dict = {}   # Function -> FunctionSizes or None
+        self._symbolic_calls: dict = {}    # op Call -> SymbolicCall or None
+        self._function_names = {func: "@" + gvar.name_hint
+                                for gvar, func in mod.functions.items()}
         self._leaves = {kind: getattr(self, "eval_" + name) for kind, name in _LEAF_KINDS.items()}
         self._compounds = {kind: getattr(self, "eval_" + name)
                            for kind, name in _COMPOUND_KINDS.items()}
@@ -276,6 +290,9 @@ class Interpreter:
             except KeyError:
                 raise InterpreterError(f"function captures %{var.name_hint}, which has no "
                                        f"value here") from None
+        sizes = frame.get(SIZES)
+        if sizes is not None:
+            env[SIZES] = sizes
         return Closure(node, env, self)
 
     def eval_op(self, node, frame):
@@ -333,6 +350,9 @@ class Interpreter:
                 raise InterpreterError(f"function captures %{var.name_hint}, which has no "
                                        f"value here")
             env[var] = frame[var]
+        sizes = frame.get(SIZES)
+        if sizes is not None:
+            env[SIZES] = sizes
         return Closure(func, env, self)
 
     def eval_if(self, node, frame):
@@ -373,7 +393,7 @@ class Interpreter:
         callee = node.op
         kind = type(callee)
         if kind is E.Op:
-            return self.apply_op(node, args)
+            return self.apply_op(node, args, frame.get(SIZES))
         if kind is E.Constructor:
             return ConstructorValue(callee.tag, args, callee)
         function_value = yield callee
@@ -393,7 +413,7 @@ class Interpreter:
         callee = node.op
         kind = type(callee)
         if kind is E.Op:
-            return self.apply_op(node, args)
+            return self.apply_op(node, args, frame.get(SIZES))
         if kind is E.Constructor:
             return ConstructorValue(callee.tag, args, callee)
         function_value = known(callee, _MISSING)
@@ -427,18 +447,33 @@ class Interpreter:
                          f"matches the value {format_value(value)}")
 
     # -- helpers the compound nodes use ----------------------------------------------------------
-    def apply_op(self, call, args: list):
+    def apply_op(self, call, args: list, sizes=None):
         """Run ``call.op`` on argument values through its reference implementation.
 
         The result is cast to the call's inferred dtype when type inference gave one.
         Annotation ops (``on_device``, ``annotation.stop_fusion``, ...) return their argument
         itself, whatever kind of value it is.
+
+        Args:
+            call: the op call.
+            args: its argument values.
+            sizes: the activation's size-variable bindings, if any: substituted into
+                symbolic attributes (``reshape(newshape=[1, n])``), and the result's shape
+                is checked against the call's symbolic inferred type under them.
         """
         if call.op.name in IDENTITY_OPS:
             return args[0]
         inputs = [op_input(arg) for arg in args]
-        result = registry.evaluate(call.op.name, inputs, call.attrs)
-        return op_result(result, call._checked_type)
+        symbolic = self._symbolic_calls.get(call, _MISSING)
+        if symbolic is _MISSING:
+            symbolic = self._symbolic_calls[call] = symbolic_call(call)
+        if symbolic is None:
+            result = registry.evaluate(call.op.name, inputs, call.attrs)
+            return op_result(result, call._checked_type)
+        result = registry.evaluate(call.op.name, inputs, symbolic.attrs_for(sizes))
+        value = op_result(result, call._checked_type)
+        symbolic.check_result(value, sizes)
+        return value
 
     def apply_function(self, function_value, args: list, call):
         """Enter a closure: a new frame with its env, its params and (letrec) itself.
@@ -465,7 +500,14 @@ class Interpreter:
                                    f"{len(params)} argument(s), got {len(args)}")
         for param, arg in zip(params, args):
             frame[param] = arg
-        return Tail(closure.func.body, frame)
+        func = closure.func
+        binder = self._function_sizes.get(func, _MISSING)
+        if binder is _MISSING:
+            name = self._function_names.get(func) or f"the function at {describe_span(func)}"
+            binder = self._function_sizes[func] = function_sizes(func, name)
+        if binder is not None:
+            frame[SIZES] = binder.bind(args, frame.get(SIZES))
+        return Tail(func.body, frame)
 
     def match_pattern(self, pattern, value, frame) -> bool:
         """Whether ``value`` matches ``pattern``; if so its variables are bound in ``frame``."""

@@ -21,6 +21,13 @@ Operands compiled to plain expressions are evaluated when the Python call runs; 
 operand needs statements first (a ``let``, an ``if``), earlier non-trivial operands are bound
 to names before those statements, and a non-trivial callee makes every non-trivial argument
 bound first, so effects (reference writes inside called closures) happen in the same order.
+
+NOTE: [Size variables] A function whose parameter types carry symbolic dims (or that has a
+``"size_params"`` attribute) starts with ``sizes = bind_sizes(_objects[i], (params...),
+outer_sizes)``, binding its size variables as the interpreter does
+(:mod:`interp.size_binding`); inner functions read the enclosing ``sizes`` through Python's
+own closures. An op call with symbolic attributes or type calls a ``symbolic_op_caller``
+with that ``sizes`` as its first argument.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from .interpreter import IDENTITY_OPS
 from .py_ast import assign as _assign, atom as _atom, call as _call, dtype_spec as _dtype_spec
 from .py_ast import literal, locate as _locate, name as _name, tuples as _tuples
 from .py_names import Namespace
+from .size_binding import function_sizes, symbolic_call
 
 #: Nested Python expressions deeper than this are bound to a name first.
 MAX_INLINE_DEPTH = 12
@@ -43,6 +51,8 @@ MAX_LITERAL_ELEMENTS = 4096
 
 RUNTIME_NAMES = ("NDArray", "TupleValue", "ConstructorValue", "RefValue", "MatchError",
                  "numpy", "constructor", "op_caller", "make_ref", "no_match")
+#: Imported too when a function binds size variables (see the note on size variables).
+SIZE_RUNTIME_NAMES = ("bind_sizes", "symbolic_op_caller")
 OBJECTS = "_objects"
 OUTPUT = "_py_out"
 
@@ -62,13 +72,18 @@ class _Tail:
 
 
 class _Scope:
-    """Names already holding the values of shared nodes, for one block and those inside it."""
+    """Names already holding the values of shared nodes, for one block and those inside it.
 
-    __slots__ = ("names", "parent")
+    ``sizes`` is the Python name holding the size-variable bindings in force (inherited from
+    the enclosing scope; None where no function binds any).
+    """
+
+    __slots__ = ("names", "parent", "sizes")
 
     def __init__(self, parent=None):
         self.names = {}
         self.parent = parent
+        self.sizes = parent.sizes if parent is not None else None
 
     def get(self, node):
         scope = self
@@ -136,7 +151,8 @@ class Codegen:
 
     def __init__(self, mod):
         self.mod = mod
-        self.names = Namespace(RUNTIME_NAMES + (OBJECTS, OUTPUT, "_"))
+        self.names = Namespace(RUNTIME_NAMES + SIZE_RUNTIME_NAMES + (OBJECTS, OUTPUT, "_"))
+        self._uses_sizes = False
         self.objects: list = []
         self.header: list = []         # constructors, op callers, constants
         self.functions: list = []      # global defs
@@ -172,7 +188,8 @@ class Codegen:
             func = self.mod[gvar.name_hint]
             self._note_sharing(func)
             self._drive_gen(self._function_def(func, name, gvar, self.functions, _Scope()))
-        imports = ast.ImportFrom("interp.py_runtime", [ast.alias(n) for n in RUNTIME_NAMES], 0)
+        imported = RUNTIME_NAMES + (SIZE_RUNTIME_NAMES if self._uses_sizes else ())
+        imports = ast.ImportFrom("interp.py_runtime", [ast.alias(n) for n in imported], 0)
         body = [imports] + self.header + self.functions + [_assign(OUTPUT, out)]
         return _locate(ast.Module(body, []))
 
@@ -229,6 +246,16 @@ class Codegen:
                     [data], [ast.keyword("dtype", ast.Constant(array.dtype.name))])])
             self.header.append(_assign(name, value))
         self._constants[node] = name
+        return name
+
+    def symbolic_op_name(self, call, symbolic) -> str:
+        """The Python name of a ``symbolic_op_caller`` for one op call (see the notes)."""
+        name = self._ops.get(("symbolic", call))
+        self._uses_sizes = True
+        if name is None:
+            name = self._ops[("symbolic", call)] = self.names.fresh(call.op.name)
+            self.header.append(_assign(name, _call("symbolic_op_caller", [
+                self._object(symbolic), literal(_dtype_spec(call._checked_type))])))
         return name
 
     def op_name(self, call) -> str:
@@ -364,7 +391,18 @@ class Codegen:
         loop = _loop_plan(func, self_ref)
         fn = _FnContext(self_ref, params, loop)
         body = []
-        yield _Tail(func.body, body, _Scope(scope), fn)
+        inner = _Scope(scope)
+        where = f"@{self_ref.name_hint}" if type(self_ref) is E.GlobalVar \
+            else f"the function at {describe_span(func)}"
+        binder = function_sizes(func, where)
+        if binder is not None:
+            self._uses_sizes = True
+            inner.sizes = self.names.fresh("sizes")
+            outer = _name(scope.sizes) if scope.sizes is not None else ast.Constant(None)
+            arguments = ast.Tuple([_name(p) for p in params], ast.Load())
+            body.append(_assign(inner.sizes, _call("bind_sizes", [
+                self._object(binder), arguments, outer])))
+        yield _Tail(func.body, body, inner, fn)
         if loop:
             body = [ast.While(ast.Constant(True), body, [])]
         arguments = ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, [])
@@ -531,6 +569,11 @@ class Codegen:
             args = yield from self.operands(node.args, block, scope)
             if callee.name in IDENTITY_OPS:
                 return args[0]
+            symbolic = symbolic_call(node)
+            if symbolic is not None:
+                sizes = _atom(scope.sizes) if scope.sizes is not None \
+                    else (ast.Constant(None), 0)
+                return self._apply(self.symbolic_op_name(node, symbolic), [sizes] + args)
             return self._apply(self.op_name(node), args)
         if kind is E.Constructor:
             args = yield from self.operands(node.args, block, scope)

@@ -9,6 +9,9 @@ results compare equal field by field:
 * :func:`op_caller` turns an op name, its attrs and its result dtype(s) into a function of
   argument values; it converts with the interpreter's own ``op_input``/``op_result``, so
   dtypes and tuple results follow the interpreter exactly;
+* :func:`bind_sizes` binds a function's size variables at entry and
+  :func:`symbolic_op_caller` applies an op whose attributes or type mention them (see
+  :mod:`interp.size_binding`);
 * :func:`make_ref` makes a :class:`~interp.values.RefValue` (of any value, functions too);
 * :func:`no_match` is the :class:`~irlib.errors.MatchError` a ``match`` raises when no
   clause covers its value;
@@ -34,6 +37,7 @@ from .values import ConstructorValue, RefValue, TupleValue, format_value
 
 __all__ = ["NDArray", "TupleValue", "ConstructorValue", "RefValue", "MatchError", "numpy",
            "constructor", "op_caller", "make_ref", "no_match", "namespace", "run_deep",
+           "bind_sizes", "symbolic_op_caller",
            "RECURSION_LIMIT", "STACK_BYTES"]
 
 numpy = np
@@ -121,6 +125,51 @@ def op_caller(name: str, attrs: dict, result_dtypes):
             raise OpImplError(f"reference implementation of {name!r} is not registered",
                               op=name)
         return missing
+    return call
+
+
+def bind_sizes(binder, args: tuple, outer):
+    """``binder.bind(args, outer)``: a function's size-variable bindings at entry.
+
+    Args:
+        binder: the function's :class:`~interp.size_binding.FunctionSizes`.
+        args: the argument values.
+        outer: the enclosing function's bindings, or None.
+
+    Raises:
+        ArgumentShapeError: an argument's shape disagrees with the bindings.
+    """
+    return binder.bind(args, outer)
+
+
+def symbolic_op_caller(symbolic, result_dtypes):
+    """A function ``(sizes, *args)`` applying an op call with symbolic attrs or type.
+
+    The attributes get the sizes bound in ``sizes`` (substituted once per distinct set of
+    bindings), the result is cast as :func:`op_caller` casts, and its shape is checked
+    against the call's inferred type under ``sizes``, as the interpreter does.
+
+    Args:
+        symbolic: the call's :class:`~interp.size_binding.SymbolicCall`.
+        result_dtypes: as for :func:`op_caller`.
+    """
+    name = symbolic.name
+    result_type = _result_type(result_dtypes)
+    cache: dict = {}
+
+    def call(sizes, *args):
+        key = tuple(sorted(sizes.items())) if sizes else ()
+        attrs = cache.get(key)
+        if attrs is None:
+            attrs = symbolic.attrs_for(sizes)
+            if len(cache) < 64:
+                cache[key] = attrs
+        inputs = [op_input(arg) for arg in args]
+        value = op_result(registry.evaluate(name, inputs, attrs), result_type)
+        symbolic.check_result(value, sizes)
+        return value
+
+    call.__name__ = call.__qualname__ = name.replace(".", "_")
     return call
 
 

@@ -226,9 +226,38 @@ def floordiv(numerator, denominator) -> Dim:
             return DimExpr._from_terms({m: c // denominator for m, c in numerator.terms})
     if isinstance(numerator, DimExpr) and numerator == denominator:
         return 1
+    if isinstance(numerator, DimExpr) and isinstance(denominator, DimExpr):
+        exact = _divide_by_monomial(numerator, denominator)
+        if exact is not None:
+            return exact
     atom = ("floordiv", _canonical(DimExpr._terms_of(numerator)),
             _canonical(DimExpr._terms_of(denominator)))
     return DimExpr((((atom,), 1),))
+
+
+def _divide_by_monomial(numerator: DimExpr, denominator: DimExpr):
+    """``numerator / denominator`` when the denominator is one positive-coefficient term
+    (``c * a * b``) that divides every term of the numerator exactly; else None.
+
+    Size variables are positive, so ``floordiv(64*n, n)`` is ``64`` and
+    ``floordiv(6*n*m + 3*n, 3*n)`` is ``2*m + 1``.
+    """
+    if len(denominator.terms) != 1:
+        return None
+    divisor, divisor_coeff = denominator.terms[0]
+    if divisor_coeff <= 0 or not divisor:
+        return None
+    quotient = {}
+    for monomial, coeff in numerator.terms:
+        if coeff % divisor_coeff:
+            return None
+        remaining = list(monomial)
+        for atom in divisor:
+            if atom not in remaining:
+                return None
+            remaining.remove(atom)
+        quotient[tuple(remaining)] = coeff // divisor_coeff
+    return DimExpr._from_terms(quotient)
 
 
 def substitute_dim(dim: Dim, bindings: dict) -> Dim:

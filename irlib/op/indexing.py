@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
-from ..ir.dims import Any
+from ..ir.dims import Any, AnyDim, DimExpr, floordiv
 from ..ir.expr import Constant, Expr, const
 from ..ir.types import TensorType
 from .registry import OpPattern, make_call, register_op
@@ -58,7 +58,9 @@ def slice_plan(ndim: int, begin, end, strides, axes, slice_mode: str) -> list:
         axis = normalize_axis(axis, ndim, "strided_slice: axis")
         if slice_mode == "size":
             s = 1
-            e = _TO_END if e < 0 else b + e
+            e = b + e if isinstance(e, DimExpr) or e >= 0 else _TO_END
+        if isinstance(s, DimExpr):
+            raise TypeInferenceError(f"strided_slice: strides must be ints, got {s}")
         if s == 0:
             raise TypeInferenceError("strided_slice: strides must be nonzero")
         plan[axis] = (b, e, s)
@@ -66,14 +68,47 @@ def slice_plan(ndim: int, begin, end, strides, axes, slice_mode: str) -> list:
 
 
 def _slice_length(size, bounds):
+    """The length of ``size[b:e:s]``; symbolic where ``size``, ``b`` or ``e`` is.
+
+    NOTE: [Symbolic bounds] With a symbolic begin or end, the length is that of an
+    in-bound slice (Relax's ``assume_inbound``): ``ceil((e - b) / s)`` after negative int
+    indices are counted from the end and int indices past a static end are clamped. Int
+    bounds on a symbolic axis give ``Any`` (but the whole axis, ``0:2**31-1``, its size). The
+    run-time result is checked against this type, so an out-of-bound symbolic slice is
+    reported, not silently given another shape.
+    """
     if bounds is None:
         return size
     b, e, s = bounds
-    if isinstance(size, int):
+    symbolic = isinstance(b, DimExpr) or isinstance(e, DimExpr)
+    if isinstance(size, int) and not symbolic:
         return len(range(*slice(b, e, s).indices(size)))
-    if b == 0 and e >= _TO_END and s == 1:
+    if isinstance(size, AnyDim):
+        return Any
+    if not symbolic:   # int bounds on a symbolic axis: known only for the whole axis
+        return size if b == 0 and e >= _TO_END and s == 1 else Any
+    if s < 0:
+        return Any
+    b, e = _inbound(b, size), _inbound(e, size)
+    if isinstance(b, AnyDim) or isinstance(e, AnyDim):
+        return Any
+    length = e - b if s == 1 else floordiv(e - b + (s - 1), s)
+    if isinstance(length, int) and length < 0:
+        return 0
+    return length
+
+
+def _inbound(index, size):
+    """A slice bound as a position in ``[0, size]``, assuming symbolic bounds are in range."""
+    if isinstance(index, DimExpr):
+        return index
+    if index < 0:
+        return max(size + index, 0) if isinstance(size, int) else size + index
+    if index >= _TO_END:
         return size
-    return Any
+    if isinstance(size, int):
+        return min(index, size)
+    return index
 
 
 def _attr_plan(ndim, attrs):
@@ -114,6 +149,9 @@ def _strided_slice_grad(call, out_grad):
     if any(a < 0 for a in positions):
         ndim = checked_type_for_grad(data, "strided_slice").ndim
         positions = [a % ndim for a in positions]
+    if any(isinstance(v, DimExpr) for v in tuple(attrs["begin"]) + tuple(attrs["end"])):
+        raise NotImplementedError("the gradient of strided_slice with symbolic begin/end is "
+                                  "not supported (strided_set takes constant bounds)")
     count = max(positions, default=-1) + 1
     # Spell the slice over the leading `count` axes (whole-axis slices elsewhere).
     plan = [(0, _TO_END, 1)] * count
@@ -132,8 +170,10 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
 
     Args:
         data: the input tensor.
-        begin: start index per sliced axis.
-        end: end index (exclusive) per sliced axis, or sizes when ``slice_mode="size"``.
+        begin: start index per sliced axis (an int, or a symbolic size such as
+            ``size_var("n")``, bound when the enclosing function is called).
+        end: end index (exclusive) per sliced axis, or sizes when ``slice_mode="size"``
+            (ints or symbolic sizes; a symbolic slice is assumed in bounds).
         strides: step per sliced axis (default 1).
         axes: which axes the lists refer to (default: the leading axes).
         slice_mode: ``"end"`` or ``"size"``.
@@ -142,7 +182,13 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
         A Call of ``strided_slice``.
     """
     def ints(values):
-        return None if values is None else tuple(int(v) for v in np.atleast_1d(values))
+        if values is None:
+            return None
+        if isinstance(values, DimExpr):
+            values = [values]
+        if isinstance(values, (list, tuple)):
+            return tuple(v if isinstance(v, DimExpr) else int(v) for v in values)
+        return tuple(int(v) for v in np.atleast_1d(values))
     return make_call("strided_slice", (data,),
                      {"begin": ints(begin), "end": ints(end), "strides": ints(strides),
                       "slice_mode": slice_mode, "axes": ints(axes)})

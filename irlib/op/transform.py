@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TypeInferenceError
-from ..ir.dims import Any, AnyDim
+from ..ir.dims import Any, AnyDim, DimExpr
 from ..ir.expr import Tuple, TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType
 from .registry import OpPattern, make_call, register_op
@@ -58,7 +58,7 @@ def reshape_output_shape(in_shape, newshape, allowzero: bool = False) -> tuple:
     codes = tuple(newshape)
     while index < len(codes):
         code = codes[index]
-        if code > 0 or (code == 0 and allowzero):
+        if isinstance(code, DimExpr) or code > 0 or (code == 0 and allowzero):
             out.append(code)
             source += 1
         elif code == 0:
@@ -87,9 +87,9 @@ def reshape_output_shape(in_shape, newshape, allowzero: bool = False) -> tuple:
                 raise TypeInferenceError("reshape: code -4 must be followed by two sizes")
             first, second = codes[index + 1], codes[index + 2]
             whole = in_shape[source]
-            if first == -1:
+            if isinstance(first, int) and first == -1:
                 first = _divide_dim(whole, second)
-            if second == -1:
+            if isinstance(second, int) and second == -1:
                 second = _divide_dim(whole, first)
             out.extend([first, second])
             source += 1
@@ -165,15 +165,18 @@ def reshape(data, newshape, allowzero=False):
 
     Args:
         data: the input tensor.
-        newshape: an int or a sequence of ints.
+        newshape: an int or a sequence of ints; an entry may also be a symbolic size
+            (a :class:`~irlib.ir.dims.DimExpr` such as ``size_var("n")``), a positive
+            size whose value is bound when the enclosing function is called.
         allowzero: treat 0 as a literal size.
 
     Returns:
         A Call of ``reshape``.
     """
-    if isinstance(newshape, (int, np.integer)):
-        newshape = (int(newshape),)
-    return make_call("reshape", (data,), {"newshape": tuple(int(s) for s in newshape),
+    if isinstance(newshape, (int, np.integer, DimExpr)):
+        newshape = (newshape,)
+    return make_call("reshape", (data,), {"newshape": tuple(s if isinstance(s, DimExpr)
+                                                            else int(s) for s in newshape),
                                           "allowzero": bool(allowzero)})
 
 

@@ -6,8 +6,9 @@ replaced by the resulting constant (a tuple of constants for a multi-output op).
 bound to a constant is inlined, an ``if`` on a constant condition becomes the chosen branch,
 ``(a, b).1`` becomes ``b`` (when ``a`` has no effect), and ``shape_of`` / ``ndarray_size`` of a statically shaped
 value become constants. Never folded: calls without arguments (``zeros(shape)``), stateful
-ops, ``device_copy``, anything inside a ``Primitive`` function, and non-op callees (so no
-effect and no reference is ever evaluated).
+ops, ``device_copy``, calls whose attributes mention size variables (``full(1f,
+shape=[n, n])``: the size is known only when the function runs), anything inside a
+``Primitive`` function, and non-op callees (so no effect and no reference is ever evaluated).
 
 Before/after::
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from ..errors import IRError
 from ..ir import expr as E
+from ..ir.dim_binding import has_symbolic_attrs
 from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ..op import registry
@@ -97,6 +99,8 @@ class _Fold(LetMutator):
             return self._fold_shape(node, original)
         if not all(_is_constant(a) for a in node.args):
             return node
+        if has_symbolic_attrs(node.attrs):
+            return node   # e.g. full(1f, shape=[n, n]): its size is known only at run time
         try:
             result = registry.evaluate(op.name, [_value(a) for a in node.args], node.attrs)
         except IRError:

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import IRError
 from ..ir import expr as E
+from ..ir.dim_binding import has_symbolic_attrs
 from ..ir.functor import children, pattern_vars, post_order, rename_pattern
 from ..ir.module import IRModule
 from ..ir.type_functor import iter_types
@@ -349,7 +350,8 @@ class _PartialEvaluator:
 
     def op_call(self, node, args, ll):
         op = node.op
-        if args and op.name not in _NEVER_FOLD and not is_stateful(op):
+        if args and op.name not in _NEVER_FOLD and not is_stateful(op) \
+                and not has_symbolic_attrs(node.attrs):   # sizes known only at run time
             values = [_const_value(a) for a in args]
             if all(v is not None for v in values):
                 try:
