@@ -14,7 +14,7 @@ from irlib.frontend.nn import OpError, op, spec
 torch = pytest.importorskip("torch")
 interp = pytest.importorskip("interp")
 
-SETTINGS = settings(max_examples=12, deadline=None)
+SETTINGS = settings(max_examples=20, deadline=None)
 
 
 class Apply(nn.Module):
@@ -303,7 +303,7 @@ def test_pad_matches_torch(shape, data):
     batched = torch.from_numpy(x)[None, None]
     if mode == "constant":
         expected = torch.nn.functional.pad(batched, torch_pad, mode="constant", value=value)
-    elif len(shape) <= 3:
+    else:
         expected = torch.nn.functional.pad(batched, torch_pad, mode=mode)
     np.testing.assert_allclose(out, expected[0, 0].numpy())
 
@@ -401,6 +401,18 @@ def test_symbolic_dims_export_once_and_run_at_several_sizes():
                                    atol=1e-5)
         np.testing.assert_allclose(lin, x @ w, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(total, x.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_chunk_and_split_along_a_symbolic_dim():
+    mod = export(lambda x: (op.chunk(x, 2, dim=1), op.split(x, [1, 3], axis=1),
+                            op.split(x, 2, axis=1)), ((3, "n"), "float32"))
+    for n in (4, 6):
+        x = rand((3, n), seed=n)
+        chunks, pieces, halves = evaluate(mod, x)
+        for got, want in zip(chunks + halves, np.split(x, 2, axis=1) * 2):
+            np.testing.assert_array_equal(got, want)
+        for got, want in zip(pieces, np.split(x, [1, 3], axis=1)):
+            np.testing.assert_array_equal(got, want)
 
 
 def test_symbolic_reshape_keeps_static_codes_where_it_can():
