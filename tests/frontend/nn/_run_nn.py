@@ -1,0 +1,50 @@
+"""Running an exported nn method on the interpreter or on the graph executor (for the op and
+layer tests)."""
+
+import numpy as np
+
+import irlib
+from irlib.frontend import nn
+from irlib.frontend.nn import spec
+
+
+class Apply(nn.Module):
+    """A module whose forward applies ``fn`` to its (one to four) inputs."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def forward(self, a, b=None, c=None, d=None):
+        return self.fn(*[t for t in (a, b, c, d) if t is not None])
+
+
+def export(model, *specs):
+    """``model.export_tvm`` with ``forward``'s inputs given as ``(shape, dtype)`` pairs."""
+    names = ["a", "b", "c", "d"] if isinstance(model, Apply) else ["x"]
+    arg_specs = {names[i]: spec.Tensor(list(shape), dtype)
+                 for i, (shape, dtype) in enumerate(specs)}
+    return model.export_tvm({"forward": arg_specs})
+
+
+def run(mod, params, *args, executor="debug"):
+    """Run ``forward`` of an exported module with its parameters' data; a numpy result.
+
+    ``executor``: ``"debug"`` (the reference interpreter) or ``"graph"`` (the graph executor,
+    with ``forward`` as ``main``).
+    """
+    import interp
+    weights = [p.data.numpy() for _, p in params]
+    if executor == "graph":
+        main = irlib.IRModule.from_expr(mod["forward"])
+        func = interp.create_executor("graph", main).evaluate()
+    else:
+        func = interp.create_executor("debug", mod).evaluate(mod.get_global_var("forward"))
+    return np.asarray(func(*args, *weights).numpy())
+
+
+def export_run(model, inputs, specs=None, executor="debug"):
+    """Export ``model`` for ``inputs`` (numpy arrays; ``specs`` overrides their shapes, e.g.
+    with symbolic dims) and run it."""
+    specs = specs or [a.shape for a in inputs]
+    mod, params = export(model, *[(s, str(a.dtype)) for s, a in zip(specs, inputs)])
+    return run(mod, params, *inputs, executor=executor)
