@@ -17,6 +17,9 @@ from .core import (Effect, Module, ModuleList, Object, Parameter, Tensor, get_de
                    set_default_dtype, wrap_nested)
 from .errors import NNError, OpError, ParameterError, SpecError, StateDictError
 from .exporter import add_extern
+from .extern import (ExternCompileError, ExternError, ExternInferenceError, ExternLibrary,
+                     ExternModule, ExternSymbolError, ObjectModule, SourceModule,
+                     register_extern_func)
 from .effects import IOEffect, KVCache, debug_func, print_, register_debug_func
 from .op import *  # noqa: F401,F403
 from .subroutine import SubroutineMixin

@@ -12,3 +12,4 @@ from ._op_tensor import *  # noqa: F401,F403
 from .effects import debug_func, print_  # noqa: F401
 
 from ._op_nn import *  # noqa: F401,F403
+from .extern import extern, tensor_expr_op, tensor_ir_op  # noqa: F401  (custom kernels)
