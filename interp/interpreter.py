@@ -393,7 +393,10 @@ class Interpreter:
         callee = node.op
         kind = type(callee)
         if kind is E.Op:
-            return self.apply_op(node, args, frame.get(SIZES))
+            sizes = frame.get(SIZES)
+            if sizes is None:   # subclasses may override apply_op(call, args)
+                return self.apply_op(node, args)
+            return self.apply_op(node, args, sizes)
         if kind is E.Constructor:
             return ConstructorValue(callee.tag, args, callee)
         function_value = yield callee
@@ -413,7 +416,10 @@ class Interpreter:
         callee = node.op
         kind = type(callee)
         if kind is E.Op:
-            return self.apply_op(node, args, frame.get(SIZES))
+            sizes = frame.get(SIZES)
+            if sizes is None:   # subclasses may override apply_op(call, args)
+                return self.apply_op(node, args)
+            return self.apply_op(node, args, sizes)
         if kind is E.Constructor:
             return ConstructorValue(callee.tag, args, callee)
         function_value = known(callee, _MISSING)
