@@ -430,7 +430,9 @@ def jit_module(module, spec, device="cpu", pipeline="default_build", out_format:
     if clash:
         raise JitError(f"jit: method name(s) {clash} clash with the jitted object's own "
                        f"attributes {list(_RESERVED)}")
-    mod, params = module.export_tvm(module_spec, debug=debug)
+    mod, params, extern_mods = module.export_tvm(module_spec, debug=debug, allow_extern=True)
+    for extern_mod in extern_mods:     # compile and load C extern modules now, not mid-run
+        extern_mod.load()
     _check_data(params)
     if custom_pass is not None:
         from ...transform import InferType
