@@ -1,6 +1,8 @@
 """Running an exported nn method on the interpreter or on the graph executor (for the op and
 layer tests)."""
 
+import inspect
+
 import numpy as np
 
 import irlib
@@ -20,7 +22,7 @@ class Apply(nn.Module):
 
 def export(model, *specs):
     """``model.export_tvm`` with ``forward``'s inputs given as ``(shape, dtype)`` pairs."""
-    names = ["a", "b", "c", "d"] if isinstance(model, Apply) else ["x"]
+    names = list(inspect.signature(model.forward).parameters)
     arg_specs = {names[i]: spec.Tensor(list(shape), dtype)
                  for i, (shape, dtype) in enumerate(specs)}
     return model.export_tvm({"forward": arg_specs})
