@@ -432,3 +432,15 @@ def _(draw):
     else:
         dims = (n, 2 * c, h, w)
     return [arr(draw, dims)], {"src_layout": src, "dst_layout": dst}
+
+
+@spec("debug_io.call")
+def _(draw):
+    from irlib.op import debug_io
+    if "tests.op.silent" not in debug_io.list_debug_funcs():
+        debug_io.register_debug_func("tests.op.silent", lambda line_info, *args: None)
+    fields = tuple(arr(draw, shape(draw, 0, 3)) for _ in range(draw(st.integers(0, 2))))
+    kinds = ["tensor"] * len(fields) + ["int", "str"]
+    token = np.array(draw(st.integers(0, 5)), "int64")
+    return [token, fields], {"func_name": "tests.op.silent", "arg_kinds": kinds,
+                             "scalars": [3, "s"]}

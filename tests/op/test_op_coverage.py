@@ -17,12 +17,14 @@ GRADIENT_HELPERS = {"nn.conv2d_backward_weight", "nn.max_pool2d_grad", "nn.avg_p
 # Ops without a gradient rule of their own: grid_sample (Relay v0.16 has none either; its
 # data adjoint depends on the grid), and ops with data-dependent or integer outputs.
 NO_GRADIENT = GRADIENT_HELPERS | {"image.grid_sample", "unique", "argwhere",
-                                  "call_dps_packed"}  # an opaque extern function
+                                  "call_dps_packed",  # an opaque extern function
+                                  "debug_io.call"}  # an IO call: no values flow through it
 # Ops tested outside the tables (see the named tests).
 TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_reference
                     "arange",  # test_op_construct.test_arange
                     "argwhere",  # test_op_new_tensor.test_argwhere_matches_onnx_nonzero
-                    "call_dps_packed"}  # tests/op/test_extern_call.py
+                    "call_dps_packed",  # tests/op/test_extern_call.py
+                    "debug_io.call"}  # tests/op/test_debug_io.py, tests/frontend/nn/test_effects.py
 
 
 # dyn.* ops (irlib/op/dyn.py, Relay's dynamic-shape namespace) and onnx.* ops
