@@ -365,7 +365,7 @@ def _split_rel(arg_types, attrs):
         sizes = [size // sections if not isinstance(size, AnyDim) else Any] * sections
     else:
         edges = [0] + list(sections)
-        if any(b < a for a, b in zip(edges, edges[1:])):
+        if any(isinstance(b - a, int) and b - a < 0 for a, b in zip(edges, edges[1:])):
             raise TypeInferenceError(f"split: indices {sections} must be ascending")
         last = Any if isinstance(size, AnyDim) else size - edges[-1]
         sizes = [b - a for a, b in zip(edges, edges[1:])] + [last]
@@ -401,6 +401,12 @@ def _split_grad(call, out_grad):
 def split(data, indices_or_sections, axis=0):
     """Split ``data`` along ``axis`` into equal sections (an int) or at indices (a list).
 
+    Args:
+        data: the input tensor.
+        indices_or_sections: the number of equal sections, or the ascending split indices
+            (ints, or symbolic sizes such as ``size_var("n")`` bound at run time).
+        axis: the axis to split.
+
     Returns:
         A :class:`~irlib.ir.expr.TupleWrapper` over the ``split`` call.
     """
@@ -408,7 +414,7 @@ def split(data, indices_or_sections, axis=0):
         sections = int(indices_or_sections)
         count = sections
     else:
-        sections = tuple(int(i) for i in indices_or_sections)
+        sections = tuple(i if isinstance(i, DimExpr) else int(i) for i in indices_or_sections)
         count = len(sections) + 1
     call = make_call("split", (data,), {"indices_or_sections": sections, "axis": int(axis)})
     return TupleWrapper(call, count)

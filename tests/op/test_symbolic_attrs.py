@@ -284,3 +284,18 @@ def test_passes_leave_symbolic_attrs_for_run_time():
         np.testing.assert_array_equal(got.numpy(), expected)
     folded = irlib.transform.FoldConstant()(mod)
     assert "full(1f" in folded.astext()   # not folded: its size is known only at run time
+
+
+@pytest.mark.parametrize("nv,mv", [(5, 2), (4, 4), (3, 0)])
+def test_split_at_symbolic_index(nv, mv):
+    x = irlib.var("x", shape=(1, N, 3))
+    m_param = irlib.var("m", shape=(), dtype="int64")
+    body = irlib.split(x, [M], axis=1).astuple()
+    ty = infer(irlib.Function([x, m_param], body, attrs={"size_params": ["m"]}))
+    assert [f.shape for f in ty.fields] == [(1, M, 3), (1, N - M, 3)]
+    mod = irlib.IRModule.from_expr(irlib.Function([x, m_param], body,
+                                                  attrs={"size_params": ["m"]}))
+    data = np.arange(3 * nv, dtype="float32").reshape(1, nv, 3)
+    out = interp.create_executor("debug", mod).evaluate()(data, np.int64(mv))
+    np.testing.assert_array_equal(out[0].numpy(), data[:, :mv])
+    np.testing.assert_array_equal(out[1].numpy(), data[:, mv:])
