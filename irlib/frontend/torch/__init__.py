@@ -1,0 +1,26 @@
+"""PyTorch frontend (Relax's ``relax.frontend.torch``): ``torch.fx`` graphs and
+``torch.export`` programs to irlib IRModules.
+
+* :func:`from_fx` converts a ``torch.fx.GraphModule`` (``torch.fx.symbolic_trace``) given the
+  shapes and dtypes of its inputs;
+* :func:`from_exported_program` converts a ``torch.export.ExportedProgram`` (ATen ops, before
+  or after ``run_decompositions()``), with ``torch.export.Dim`` dims as size variables.
+
+Both bind the weights as constants, or keep them as trailing parameters of ``main`` with the
+``num_input``/``params`` attributes that :func:`irlib.frontend.detach_params` consumes.
+Every op is converted by a small function in the converter table (:mod:`.registry`);
+:func:`supported_ops_table` renders that table as the Markdown of docs/torch.md. A graph
+with unsupported targets raises :class:`TorchOpNotImplemented` listing all of them.
+
+Importing this package imports ``torch``.
+"""
+
+from . import ops_elementwise, ops_nn, ops_shape, ops_index, ops_create, ops_reduce  # noqa: F401
+from . import ops_modules, ops_rnn  # noqa: F401  (register the converters)
+from .errors import TorchConversionError, TorchOpNotImplemented
+from .exported import from_exported_program
+from .fx_importer import from_fx
+from .optable import supported_ops_table
+
+__all__ = ["from_fx", "from_exported_program", "TorchOpNotImplemented",
+           "TorchConversionError", "supported_ops_table"]
