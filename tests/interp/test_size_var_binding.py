@@ -235,3 +235,37 @@ def @main(%x: Tensor[(3), float32]) { reshape(%x, newshape=[3, 1]) }
     symbolic = irlib.parse(ATTRS_PROGRAM)
     source = ast.unparse(interp.to_python(symbolic.get_global_var("main"), symbolic))
     assert "bind_sizes" in source and "symbolic_op_caller" in source
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_tuple_parameter_binds_and_names_the_field(kind):
+    mod = irlib.parse("""#[version = "0.0.5"]
+def @main(%t: (Tensor[(n), float32], Tensor[(n, 2), float32])) {
+  add(reshape(%t.0, newshape=[n, 1]), %t.1)
+}
+""")
+    a = np.arange(3, dtype="float32")
+    b = np.ones((3, 2), "float32")
+    np.testing.assert_array_equal(run(mod, kind, (a, b)).numpy(), a.reshape(3, 1) + b)
+    with pytest.raises(irlib.ArgumentShapeError, match=r"%t\.1 of @main.*bound to 3.*got size 4"):
+        run(mod, kind, (a, np.ones((4, 2), "float32")))
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_closure_parameter_checked_against_enclosing_binding(kind):
+    n = size_var("n")
+    x = irlib.var("x", shape=(n,))
+    y = irlib.var("y", shape=(n,))
+    c = irlib.var("c", shape=(irlib.Any,))
+    inner = irlib.Function([y], irlib.multiply(y, y))
+    f = irlib.var("f")
+    # the closure's %y: Tensor[(n)] must have the size the enclosing call bound n to
+    body = irlib.Let(f, inner, irlib.Tuple([irlib.Call(f, [x]), irlib.Call(f, [c])]))
+    mod = irlib.IRModule.from_expr(irlib.Function([x, c], body))
+    data = np.arange(3, dtype="float32")
+    out = run(mod, kind, data, data + 1)
+    np.testing.assert_array_equal(out[0].numpy(), data ** 2)
+    np.testing.assert_array_equal(out[1].numpy(), (data + 1) ** 2)
+    with pytest.raises(irlib.ArgumentShapeError,
+                       match="bound to 2 by an enclosing function, but got size 3"):
+        run(mod, kind, np.arange(2, dtype="float32"), data)
