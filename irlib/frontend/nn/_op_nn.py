@@ -260,6 +260,8 @@ def _conv_padding(padding, kernel, dilation, stride, n: int, name: str):
 
 def _conv(builder, x, weight, bias, stride, padding, dilation, groups, n, name,
           output_padding=None):
+    """Check the arguments of an ``n``-D (transposed) convolution, emit ``builder``'s call
+    and add the bias along the channel axis."""
     x = check_tensor(x, "x", name)
     weight = check_tensor(weight, "weight", name)
     same_dtype(name, x, weight=weight, bias=bias)

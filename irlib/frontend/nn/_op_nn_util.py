@@ -16,14 +16,26 @@ from .core import Tensor, wrap_nested
 from .errors import OpError
 
 
-
 def fail(name: str, message: str) -> OpError:
-    """An OpError naming the module path and the op."""
+    """An OpError naming the running module's path and the op.
+
+    Args:
+        name: the op's name hint.
+        message: what is wrong.
+    """
     return OpError(f"{current_where()}: {name}: {message}")
 
 
 def emit_op(build, name: str) -> Tensor:
-    """Emit the expression ``build()`` returns; builder-time attribute errors become OpError."""
+    """Emit the expression ``build()`` returns and wrap it as a Tensor.
+
+    Attribute errors the irlib op builders raise while ``build`` runs, and type errors of the
+    emitted expression, become OpError naming the module path.
+
+    Args:
+        build: a function of no arguments returning the expression.
+        name: the name hint of the bound variable.
+    """
     try:
         expr = build()
     except IRError as error:
@@ -32,18 +44,34 @@ def emit_op(build, name: str) -> Tensor:
 
 
 def const(value, dtype: str) -> E.Constant:
-    """A constant (scalar or array) of ``dtype``."""
+    """A constant of ``dtype``.
+
+    Args:
+        value: a number or an array-like.
+        dtype: the element dtype.
+    """
     return E.Constant(np.asarray(value, dtype=dtype))
 
 
 def check_float(x: Tensor, name: str) -> None:
-    """OpError unless ``x`` has a float dtype (``name``: the op, for the message)."""
+    """Raise OpError unless ``x`` has a float dtype.
+
+    Args:
+        x: the tensor.
+        name: the op's name hint, for the message.
+    """
     if not x.dtype.startswith(("float", "bfloat")):
         raise fail(name, f"the input must have a float dtype, got {x.dtype}")
 
 
 def same_dtype(name: str, x: Tensor, **others) -> None:
-    """OpError unless every tensor in ``others`` (None skipped) has ``x``'s dtype."""
+    """Raise OpError unless every tensor in ``others`` has ``x``'s dtype.
+
+    Args:
+        name: the op's name hint, for the message.
+        x: the reference tensor (the op's input).
+        **others: what-name -> tensor or None (None is skipped).
+    """
     for what, tensor in others.items():
         if tensor is None:
             continue
@@ -53,7 +81,14 @@ def same_dtype(name: str, x: Tensor, **others) -> None:
 
 
 def ints(value, count: int, what: str, name: str) -> Tuple[int, ...]:
-    """``value`` (an int or a sequence of ints) as a tuple of ``count`` ints."""
+    """``value`` as a tuple of ``count`` ints (an int or a 1-sequence is repeated).
+
+    Args:
+        value: an int or a sequence of ints.
+        count: the number of values wanted.
+        what: the argument's name, for the message.
+        name: the op's name hint, for the message.
+    """
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return (int(value),) * count
     try:

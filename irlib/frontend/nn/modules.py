@@ -147,6 +147,7 @@ def _kernel(kernel_size, count: int, layer: str) -> tuple:
 
 
 def _check_groups(layer: str, in_channels: int, out_channels: int, groups: int) -> None:
+    """OpError unless ``groups`` divides both channel counts."""
     if groups < 1 or in_channels % groups or out_channels % groups:
         raise fail(layer, f"groups={groups} must divide in_channels={in_channels} and "
                           f"out_channels={out_channels}")
