@@ -146,7 +146,7 @@ def symbolic_op_caller(symbolic, result_dtypes):
     """A function ``(sizes, *args)`` applying an op call with symbolic attrs or type.
 
     The attributes get the sizes bound in ``sizes`` (substituted once per distinct set of
-    bindings), the result is cast as :func:`op_caller` casts, and its shape is checked
+    bindings, by the :class:`~interp.size_binding.SymbolicCall`), the result is cast as :func:`op_caller` casts, and its shape is checked
     against the call's inferred type under ``sizes``, as the interpreter does.
 
     Args:
@@ -155,17 +155,11 @@ def symbolic_op_caller(symbolic, result_dtypes):
     """
     name = symbolic.name
     result_type = _result_type(result_dtypes)
-    cache: dict = {}
 
     def call(sizes, *args):
-        key = tuple(sorted(sizes.items())) if sizes else ()
-        attrs = cache.get(key)
-        if attrs is None:
-            attrs = symbolic.attrs_for(sizes)
-            if len(cache) < 64:
-                cache[key] = attrs
         inputs = [op_input(arg) for arg in args]
-        value = op_result(registry.evaluate(name, inputs, attrs), result_type)
+        value = op_result(registry.evaluate(name, inputs, symbolic.attrs_for(sizes)),
+                          result_type)
         symbolic.check_result(value, sizes)
         return value
 

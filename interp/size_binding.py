@@ -92,13 +92,35 @@ class SymbolicCall:
         call: the :class:`~irlib.ir.expr.Call` of an op (type-checked).
     """
 
-    __slots__ = ("name", "attrs", "result_type", "symbolic_attrs")
+    __slots__ = ("name", "attrs", "result_type", "symbolic_attrs", "_cache")
+
+    #: Distinct size bindings whose substituted attrs/types are kept (then the cache restarts).
+    CACHE_SIZE = 64
 
     def __init__(self, call):
         self.name = call.op.name
         self.attrs = call.attrs
         self.result_type = call._checked_type
         self.symbolic_attrs = has_symbolic_attrs(call.attrs)
+        self._cache: dict = {}
+
+    def _prepared(self, sizes) -> tuple:
+        """``(attrs, expected type)`` under ``sizes``, computed once per distinct binding.
+
+        NOTE: substituting costs tens of microseconds, more than many small ops; a decode
+        loop calls the same op with the same sizes again and again.
+        """
+        key = tuple(sorted(sizes.items())) if sizes else ()
+        prepared = self._cache.get(key)
+        if prepared is None:
+            attrs = self.attrs
+            if self.symbolic_attrs:
+                attrs = substitute_attrs(self.attrs, sizes or {}, f"{self.name} attribute")
+            prepared = (attrs, substitute_type(self.result_type, sizes or {}))
+            if len(self._cache) >= self.CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = prepared
+        return prepared
 
     def attrs_for(self, sizes):
         """The call's attributes with the bound sizes substituted.
@@ -106,9 +128,7 @@ class SymbolicCall:
         Raises:
             UnboundSizeVarError: an attribute mentions a variable ``sizes`` lacks.
         """
-        if not self.symbolic_attrs:
-            return self.attrs
-        return substitute_attrs(self.attrs, sizes or {}, f"{self.name} attribute")
+        return self._prepared(sizes)[0]
 
     def check_result(self, value, sizes) -> None:
         """Check ``value``'s shape(s) against the inferred type under ``sizes``.
@@ -118,7 +138,7 @@ class SymbolicCall:
         Raises:
             OpImplError: a dim of the result disagrees with the inferred type.
         """
-        expected = substitute_type(self.result_type, sizes or {})
+        expected = self._prepared(sizes)[1]
         stack = [(expected, value, "")]
         while stack:
             ty, current, path = stack.pop()
