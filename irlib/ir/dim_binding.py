@@ -176,6 +176,9 @@ def bind_size_vars(param_types: Sequence, arg_shapes: Sequence,
         if pname in size_params:
             value = size_param_value(size_params[pname], f"size parameter %{pname} of "
                                                          f"{function_name}")
+            if value < 0:
+                raise ArgumentShapeError(f"size parameter %{pname} of {function_name} is "
+                                         f"{value}; a size cannot be negative")
             _bind(result, where, pname, value, f"size parameter %{pname} of {function_name}",
                   f"size parameter %{pname}")
         stack = [(ty, shape, "")]

@@ -62,6 +62,10 @@ def test_size_params_bind_variable_of_same_name():
     assert got == {"total": 6}
     with pytest.raises(irlib.ArgumentShapeError, match="size parameter %total"):
         bind_size_vars(types, [(6, 4), ()], {"total": 5}, param_names=["k", "total"])
+    with pytest.raises(irlib.ArgumentShapeError, match="cannot be negative"):
+        bind_size_vars(types[1:], [()], {"total": -1}, param_names=["total"])
+    with pytest.raises(irlib.ArgumentShapeError, match="one integer"):
+        bind_size_vars(types[1:], [()], {"total": 2.5}, param_names=["total"])
 
 
 def test_size_param_names_validated():
