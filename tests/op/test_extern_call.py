@@ -182,3 +182,18 @@ def test_register_func_decorator_and_override():
     # the same function asked for twice keeps its name; another one gets a fresh name
     assert ec.register_unique("test.scale_shift", _scale_shift) == SCALE_SHIFT
     assert ec.register_unique("test.scale_shift", first) != SCALE_SHIFT
+
+
+def test_to_python_and_a_built_graph_run_the_call():
+    x = irlib.var("x", shape=(3, 4))
+    call = ec.call_dps_packed(SCALE_SHIFT, [x, 2.0, irlib.const(np.arange(4, dtype="float32"))],
+                              TensorType((3, 4), "float32"))
+    func = irlib.Function([x], irlib.negative(irlib.TupleGetItem(call, 0)))
+    xv = np.random.default_rng(5).standard_normal((3, 4)).astype("float32")
+    expected = -(xv * 2 + np.arange(4, dtype="float32"))
+    out = interp.run_as_python(irlib.Call(func, [irlib.const(xv)]))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    lib = interp.build(irlib.IRModule.from_expr(func), target="cpu")
+    graph = interp.graph_executor.GraphModule(lib["default"](interp.cpu(0)))
+    graph.run(x=xv)
+    np.testing.assert_allclose(graph.get_output(0).numpy(), expected, rtol=1e-6)

@@ -352,11 +352,40 @@ def test_compile_options_and_includes():
         nn.ObjectModule(SYMBOLS, "/nonexistent/lib.o")
 
 
-def test_compile_writes_a_shared_object(tmp_path):
+def test_compile_writes_a_shared_object_and_sources_load_from_files(tmp_path):
     target = tmp_path / "kernels.so"
     KERNEL_MOD.compile(target)
     lib = ctypes.CDLL(str(target))
     assert hasattr(lib, "ext_matmul") and hasattr(lib, "ext_scale_shift")
+    source = tmp_path / "add.c"
+    source.write_text(KERNELS_C)
+    a, b = np.arange(4, dtype="float32"), np.ones(4, "float32")
+    for given in (source, str(source)):
+        module = nn.SourceModule({"ext_add": lambda p, q: p}, given, "c")
+        assert module.source_code == KERNELS_C
+        out = np.zeros(4, "float32")
+        module.load()["ext_add"](a, b, out)
+        np.testing.assert_array_equal(out, a + b)
+    with pytest.raises(nn.ExternError, match="source file not found"):
+        nn.SourceModule({"ext_add": lambda p, q: p}, tmp_path / "missing.c", "c")
+
+
+def test_extern_calls_a_registered_ctypes_symbol_with_dltensors():
+    nn.register_extern_func("test_nn.c_matmul", KERNEL_MOD.load().cdll.ext_matmul, override=True)
+
+    class UseC(nn.Module):
+        def forward(self, a, b):
+            return nn.extern("test_nn.c_matmul", [a, b],
+                             nn.Tensor.placeholder((a.shape[0], b.shape[1]), "float32"))
+
+    mod, params = UseC().export_tvm({"forward": {"a": spec.Tensor(["n", 3], "float32"),
+                                                 "b": spec.Tensor([3, "m"], "float32")}})
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 3)).astype("float32")
+    b = rng.standard_normal((3, 2)).astype("float32")
+    for executor in ("debug", "graph"):
+        np.testing.assert_allclose(run_forward(mod, params, a, b, executor=executor), a @ b,
+                                   rtol=1e-5, atol=1e-5)
 
 
 def test_compiler_error_shows_the_compiler_output():
