@@ -240,3 +240,19 @@ def test_packed_modes():
         runner = model.jit({"forward": {"x": spec.Tensor([4, 6], "float32"),
                                         "$": {"param_mode": "packed"}}}, device=device)
         torch.testing.assert_close(runner.forward(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_tuple_inputs_and_list_arguments():
+    class Pair(nn.Module):
+        def forward(self, pair, scale):
+            first, second = pair
+            return (first + second) * scale
+
+    runner = Pair().jit({"forward": {"pair": [spec.Tensor([2], "float32"),
+                                              spec.Tensor([2], "float32")],
+                                     "scale": spec.Tensor([2], "float32")}}, out_format="numpy")
+    assert runner.backends == {"forward": "interpreter"}      # tuple parameter
+    out = runner.forward((np.array([1, 2], "float32"), torch.tensor([3.0, 4.0])), [2, 3])
+    np.testing.assert_array_equal(out, [8.0, 18.0])
+    with pytest.raises(JitError, match="expected a tuple of 2 values"):
+        runner.forward(np.zeros(2, "float32"), [1, 1])
