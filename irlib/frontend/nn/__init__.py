@@ -21,6 +21,7 @@ from .extern import (ExternCompileError, ExternError, ExternInferenceError, Exte
                      ExternModule, ExternSymbolError, ObjectModule, SourceModule,
                      register_extern_func)
 from .effects import IOEffect, KVCache, debug_func, print_, register_debug_func
+from .jit import JitError, JitModule
 from .op import *  # noqa: F401,F403
 from .subroutine import SubroutineMixin
 from .visitor import Mutator
