@@ -222,6 +222,53 @@ def test_a_conv_net_on_the_graph_executor():
           executor="graph")
 
 
+class TorchSelfAttention(torch.nn.Module):
+    def __init__(self, width=12, heads=3, kv_heads=1):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, width // heads
+        self.q = torch.nn.Linear(width, width)
+        self.kv = torch.nn.Linear(width, 2 * kv_heads * self.head_dim)
+        self.out = torch.nn.Linear(width, width, bias=False)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.q(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k, v = self.kv(x).view(b, s, 2, self.kv_heads, self.head_dim).unbind(2)
+        y = torch.nn.functional.scaled_dot_product_attention(
+            q, k.transpose(1, 2), v.transpose(1, 2), is_causal=True, enable_gqa=True)
+        return self.out(y.transpose(1, 2).reshape(b, s, -1))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, width=12, heads=3, kv_heads=1):
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, width // heads
+        self.q = nn.Linear(width, width)
+        self.kv = nn.Linear(width, 2 * kv_heads * self.head_dim)
+        self.out = nn.Linear(width, width, bias=False)
+
+    def forward(self, x):
+        batch, seq, width = x.shape
+        q = op.reshape(self.q(x), (batch, seq, self.heads, self.head_dim))
+        k, v = op.split(op.reshape(self.kv(x), (batch, seq, 2, self.kv_heads, self.head_dim)),
+                        2, axis=2)
+        k, v = op.squeeze(k, axis=2), op.squeeze(v, axis=2)
+        y = op.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(op.reshape(y, (batch, seq, width)))
+
+
+@pytest.mark.parametrize("device", ["cpu", "python"])
+def test_jitted_attention_layer_with_a_symbolic_length(device):
+    theirs = randomize(TorchSelfAttention(), 3)
+    ours = SelfAttention()
+    ours.load_state_dict(theirs.state_dict())
+    runner = ours.jit({"forward": {"x": spec.Tensor([2, "seq", 12], "float32")}}, device=device)
+    for seq in (1, 6):
+        x = torch.randn(2, seq, 12, generator=torch.Generator().manual_seed(seq))
+        with torch.no_grad():
+            expected = theirs(x)
+        torch.testing.assert_close(runner.forward(x), expected, rtol=1e-4, atol=1e-5)
+
+
 # -- dtypes ---------------------------------------------------------------------------------------
 
 def test_linear_out_dtype_and_to_keep_the_bias_dtype():
