@@ -123,16 +123,22 @@ class CFunc(ExternFunc):
     docstring); it returns an ``int`` status, 0 meaning success.
 
     Args:
-        fn: a ctypes function pointer, or a zero-argument callable returning one (resolved at
-            the first call: extern modules compile and load lazily).
+        fn: a ctypes function pointer, or a zero-argument callable returning one or a
+            ``(pointer, packed)`` pair (resolved at the first call: extern modules compile
+            and load lazily).
         name: the symbol's name, for messages.
+        packed: the symbol takes its arguments packed, ``int f(void** values, int32_t*
+            codes, int32_t num)`` with codes 0 int64, 1 double, 2 ``const char*``,
+            3 ``DLTensor*`` (what ``TVM_DLL_EXPORT_TYPED_FUNC`` of ``<irlib/extern.h>``
+            exports); otherwise it takes them as plain C arguments.
     """
 
     convention = "dltensor"
 
-    def __init__(self, fn, name: str = ""):
+    def __init__(self, fn, name: str = "", packed: bool = False):
         super().__init__(fn)
         self.name = name or getattr(fn, "__name__", "extern")
+        self.packed = packed
         self._resolved = fn if isinstance(fn, ctypes._CFuncPtr) else None
         self._lock = threading.Lock()
 
@@ -140,34 +146,52 @@ class CFunc(ExternFunc):
         """The ctypes function (loading it on first use)."""
         with self._lock:
             if self._resolved is None:
-                self._resolved = self.fn()
-                self._resolved.restype = ctypes.c_int
+                resolved = self.fn()
+                if isinstance(resolved, tuple):
+                    resolved, self.packed = resolved
+                self._resolved = resolved
+            self._resolved.restype = ctypes.c_int
             return self._resolved
 
     def invoke(self, args: list, outputs: list) -> None:
         """Call the symbol with DLTensor pointers and C scalars; raise on a non-zero status."""
         cfunc = self.resolve()
-        keep, c_args = [], []
+        keep, c_args, codes = [], [], []
         for value in list(args) + list(outputs):
             if isinstance(value, np.ndarray):
                 holder = to_dltensor(value if value.flags["C_CONTIGUOUS"]
                                      else np.ascontiguousarray(value))
                 keep.append(holder)
-                c_args.append(ctypes.byref(holder.tensor))
+                c_args.append(ctypes.pointer(holder.tensor))
+                codes.append(3)
             elif isinstance(value, (bool, int, np.integer)):
                 c_args.append(ctypes.c_int64(int(value)))
+                codes.append(0)
             elif isinstance(value, (float, np.floating)):
                 c_args.append(ctypes.c_double(float(value)))
+                codes.append(1)
             elif isinstance(value, str):
                 c_args.append(ctypes.c_char_p(value.encode()))
+                codes.append(2)
             else:
                 raise OpImplError(f"{OP_NAME}: cannot pass a {type(value).__name__} to C "
                                   f"symbol {self.name!r}", op=OP_NAME)
-        cfunc.restype = ctypes.c_int
-        status = cfunc(*c_args)
+        if self.packed:
+            count = len(c_args)
+            values = (ctypes.c_void_p * max(count, 1))()
+            for index, (box, code) in enumerate(zip(c_args, codes)):
+                values[index] = (ctypes.cast(box, ctypes.c_void_p) if code == 3
+                                 else ctypes.c_void_p(ctypes.addressof(box)))
+            status = cfunc(values, (ctypes.c_int32 * max(count, 1))(*codes),
+                           ctypes.c_int32(count))
+        else:
+            status = cfunc(*c_args)
         if status != 0:
+            hint = {-1: " (the packed adapter: wrong number of arguments)",
+                    -2: " (the packed adapter: an argument of the wrong kind)"}.get(status, "") \
+                if self.packed else ""
             raise OpImplError(f"{OP_NAME}: C symbol {self.name!r} returned error status "
-                              f"{status}", op=OP_NAME)
+                              f"{status}{hint}", op=OP_NAME)
 
     def __repr__(self) -> str:
         return f"CFunc({self.name!r})"

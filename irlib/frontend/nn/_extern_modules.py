@@ -55,8 +55,13 @@ class ExternLibrary:
         function.restype = ctypes.c_int
         return function
 
+    def is_packed(self, symbol: str) -> bool:
+        """Whether ``symbol`` was exported with ``TVM_DLL_EXPORT_TYPED_FUNC`` (packed
+        arguments; the library then defines the marker ``irlib_packed__<symbol>``)."""
+        return hasattr(self.cdll, f"irlib_packed__{symbol}")
+
     def __getitem__(self, symbol: str) -> Callable:
-        cfunc = _ec.CFunc(self.cfunc(symbol), symbol)
+        cfunc = _ec.CFunc(self.cfunc(symbol), symbol, packed=self.is_packed(symbol))
 
         def call(*arrays) -> None:
             cfunc.invoke(list(arrays), [])
@@ -155,9 +160,14 @@ class ExternModule:
     def _cfunc(self, symbol: str) -> _ec.CFunc:
         entry = self._cfuncs.get(symbol)
         if entry is None:
-            entry = self._cfuncs[symbol] = _ec.CFunc(lambda: self._loaded().cfunc(symbol),
-                                                     symbol)
+            entry = self._cfuncs[symbol] = _ec.CFunc(self._resolver(symbol), symbol)
         return entry
+
+    def _resolver(self, symbol: str) -> Callable:
+        def resolve():
+            library = self._loaded()
+            return library.cfunc(symbol), library.is_packed(symbol)
+        return resolve
 
     def _loaded(self) -> ExternLibrary:
         with self._lock:

@@ -38,6 +38,10 @@ DLPack-compatible header) and mark the symbol ``IRLIB_EXTERN_C`` (from
     #include <irlib/extern.h>
     IRLIB_EXTERN_C int scale_shift(DLTensor* x, DLTensor* b, DLTensor* y) { ...; return 0; }
 
+In C++17, ``TVM_DLL_EXPORT_TYPED_FUNC(symbol, impl)`` from the same header exports ``impl``
+(DLTensor*/integer/float/``const char*`` parameters, ``int`` or ``void`` result) under
+``symbol`` with packed arguments, which irlib recognises (see :class:`irlib.op.extern_call.CFunc`).
+
 Errors (all :class:`~irlib.frontend.nn.errors.NNError` s): :class:`ExternError` (misuse:
 a module not added with ``add_extern``, a missing source file, an unsupported format),
 :class:`ExternCompileError` (the compiler is missing or failed; the message shows its

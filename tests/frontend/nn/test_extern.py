@@ -466,3 +466,96 @@ def test_bad_out_and_args():
     with pytest.raises(nn.OpError, match="argument 1 is a dict"):
         _export_one(lambda x: nn.tensor_ir_op(lambda a, o: None, "k", [x, {}],
                                               nn.Tensor.placeholder((2,), "float32")))
+
+
+# -- TVM-style sources: TVM_DLL_EXPORT_TYPED_FUNC ---------------------------------------------
+
+TVM_STYLE = r"""
+#include <dlpack/dlpack.h>
+#include <irlib/extern.h>
+
+namespace {
+int _scalar_add(DLTensor* a, DLTensor* b, DLTensor* c) {
+  if (a->ndim != 0 || c->ndim != 0) return 1;
+  *static_cast<float*>(c->data) = *static_cast<float*>(a->data) + *static_cast<float*>(b->data);
+  return 0;
+}
+
+// c[i, j, k, l] = a[i, j, 0] * b[j, k, l % 5] + l, for a (x, y, 1), b (y, z, 5), c (x, y, z, 9)
+void _test_sym(DLTensor* a, DLTensor* b, DLTensor* c) {
+  const int64_t x = a->shape[0], y = a->shape[1], z = b->shape[1];
+  const float* ap = static_cast<const float*>(a->data);
+  const float* bp = static_cast<const float*>(b->data);
+  float* cp = static_cast<float*>(c->data);
+  for (int64_t i = 0; i < x; ++i)
+    for (int64_t j = 0; j < y; ++j)
+      for (int64_t k = 0; k < z; ++k)
+        for (int64_t l = 0; l < 9; ++l)
+          cp[((i * y + j) * z + k) * 9 + l] = ap[i * y + j] * bp[(j * z + k) * 5 + l % 5] + l;
+}
+}  // namespace
+
+TVM_DLL_EXPORT_TYPED_FUNC(ext_scalar_add, _scalar_add);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(ext_test_sym, _test_sym);
+"""
+
+
+def _infer_scalar_add(a, b):
+    return nn.Tensor.placeholder((), "float32")
+
+
+def _infer_test_sym(a, b):
+    x, y, _ = a.shape
+    _, z, _ = b.shape
+    return nn.Tensor.placeholder((x, y, z, 9), "float32")
+
+
+def _tvm_style_module(ext):
+    class TestModule(nn.Module):
+        def scalar_add(self, a, b):
+            nn.add_extern(ext)
+            return ext["ext_scalar_add"](a, b)
+
+        def test_sym(self, a, b):
+            nn.add_extern(ext)
+            return ext["ext_test_sym"](a, b)
+
+    return TestModule().export_tvm(
+        {"scalar_add": {"a": spec.Tensor((), "float32"), "b": spec.Tensor((), "float32")},
+         "test_sym": {"a": spec.Tensor(("x", "y", 1), "float32"),
+                      "b": spec.Tensor(("y", "z", 5), "float32")}}, allow_extern=True)
+
+
+@pytest.mark.parametrize("kind", ["source", "object"])
+def test_tvm_style_typed_func_exports(kind, tmp_path):
+    symbols = {"ext_scalar_add": _infer_scalar_add, "ext_test_sym": _infer_test_sym}
+    if kind == "source":
+        ext = nn.SourceModule(symbols, TVM_STYLE, "cpp")
+    else:
+        source = tmp_path / "k.cc"
+        source.write_text(TVM_STYLE)
+        subprocess.run(["c++", "-std=c++17", "-c", "-fPIC", "-I",
+                        str(nn.SourceModule.get_includes()[0]), str(source), "-o",
+                        str(tmp_path / "k.o")], check=True)
+        ext = nn.ObjectModule(symbols, tmp_path / "k.o")
+    mod, _, ext_mods = _tvm_style_module(ext)
+    assert ext_mods == [ext]
+    assert str(mod["test_sym"].body.checked_type) == "Tensor[(x, y, z, 9), float32]"
+    debug = interp.create_executor("debug", mod)
+    total = debug.evaluate(mod.get_global_var("scalar_add"))(np.array(1.0, "float32"),
+                                                             np.array(3.0, "float32"))
+    assert float(total.numpy()) == 4.0
+    rng = np.random.default_rng(4)
+    for x, y, z in [(1, 2, 3), (3, 1, 2)]:
+        a = rng.standard_normal((x, y, 1)).astype("float32")
+        b = rng.standard_normal((y, z, 5)).astype("float32")
+        expected = (a[:, :, None, :] * b[None, :, :, np.arange(9) % 5]
+                    + np.arange(9, dtype="float32"))
+        out = debug.evaluate(mod.get_global_var("test_sym"))(a, b).numpy()
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
+    lib = ext.load()
+    assert lib.is_packed("ext_test_sym")
+    with pytest.raises(irlib.errors.OpImplError, match="wrong number of arguments"):
+        lib["ext_scalar_add"](np.zeros((), "float32"))
+    with pytest.raises(irlib.errors.OpImplError, match="argument of the wrong kind"):
+        lib["ext_scalar_add"](np.zeros((), "float32"), 1, np.zeros((), "float32"))
