@@ -1,5 +1,10 @@
 """CPU kernels of ``nn.dense``, ``nn.matmul`` and ``nn.batch_matmul``: numpy's BLAS GEMM
-(:func:`jitkernels.cpu.blas.gemm`), which owns the threads (see :mod:`jitkernels.threads`)."""
+(:func:`jitkernels.cpu.blas.gemm`), which owns the threads (see :mod:`jitkernels.threads`).
+
+Each has a destination-passing form ``kernel.into(out, *inputs, **attrs)`` that multiplies
+straight into the graph's output array (True once written; False, nothing written, where
+the kernel itself would take another path): in a transformer's decode step these products
+are GEMVs of a few microseconds, and the result copy and allocation are a visible share."""
 
 from __future__ import annotations
 
@@ -41,6 +46,24 @@ def dense(data, weight, units=None, out_dtype="", **_):
     return (out.astype(_out_dtype(out_dtype, data), copy=False),)
 
 
+def _writable(out, dtype, shape) -> bool:
+    return out.dtype == dtype and out.shape == shape and out.flags.c_contiguous \
+        and out.flags.writeable
+
+
+def _dense_into(out, data, weight, units=None, out_dtype="", **_) -> bool:
+    """``nn.dense`` into ``out``; False where the kernel would not run a float GEMM."""
+    if not is_float(data, weight) or weight.ndim != 2 or data.ndim < 1 \
+            or _out_dtype(out_dtype, data) != data.dtype \
+            or not _writable(out, data.dtype, data.shape[:-1] + (weight.shape[0],)):
+        return False
+    dense_core(data.reshape(-1, data.shape[-1]), weight, out.reshape(-1, weight.shape[0]))
+    return True
+
+
+dense.into = _dense_into
+
+
 @register_kernel("nn.matmul")
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False,
            **_):
@@ -75,3 +98,40 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
     out = np.empty((batch, a.shape[1], cols), a.dtype)
     (batch_matmul_nt if transpose_b else batch_matmul_nn)(a, b, out)
     return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
+
+
+def _matmul_into(out, tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
+                 transpose_b=False, **_) -> bool:
+    """``nn.matmul`` into ``out`` (2-D float operands)."""
+    if not is_float(tensor_a, tensor_b) or tensor_a.ndim != 2 or tensor_b.ndim != 2 \
+            or _out_dtype(out_dtype, tensor_a) != tensor_a.dtype:
+        return False
+    a = tensor_a.T if transpose_a else tensor_a
+    b = tensor_b.T if transpose_b else tensor_b
+    if a.shape[1] != b.shape[0] or not _writable(out, a.dtype, (a.shape[0], b.shape[1])):
+        return False
+    gemm(a, b, out)
+    return True
+
+
+matmul.into = _matmul_into
+
+
+def _batch_matmul_into(out, tensor_a, tensor_b, out_dtype="", transpose_a=False,
+                       transpose_b=True, **_) -> bool:
+    """``nn.batch_matmul`` into ``out`` (3-D float operands, batch 1 broadcasts)."""
+    if (not is_float(tensor_a, tensor_b) or tensor_a.ndim != 3 or tensor_b.ndim != 3
+            or _out_dtype(out_dtype, tensor_a) != tensor_a.dtype
+            or (tensor_a.shape[0] != tensor_b.shape[0] and 1 not in
+                (tensor_a.shape[0], tensor_b.shape[0]))):
+        return False
+    a = np.swapaxes(tensor_a, 1, 2) if transpose_a else tensor_a
+    b = np.swapaxes(tensor_b, 1, 2) if transpose_b else tensor_b
+    shape = (max(a.shape[0], b.shape[0]), a.shape[1], b.shape[2])
+    if a.shape[2] != b.shape[1] or not _writable(out, a.dtype, shape):
+        return False
+    gemm(a, b, out)
+    return True
+
+
+batch_matmul.into = _batch_matmul_into

@@ -1,9 +1,17 @@
-"""CPU kernels of the reductions ``sum``, ``mean``, ``max``, ``min`` and ``prod``.
+"""CPU kernels of the reductions ``sum``, ``mean``, ``max``, ``min``, ``prod`` and
+``variance``.
 
 The input is viewed as ``(A, R, B)`` (see :func:`jitkernels._geometry.as_arb`) and reduced
 over ``R`` with a float64 accumulator; the ``B`` loop is innermost so it vectorises.
-``prange`` runs over ``A`` when there is more than one row: it pays on 2 cores for the large
-reductions and costs nothing for the small ones.
+``prange`` runs over ``A`` for inputs of at least :data:`PARALLEL_MIN_ELEMENTS`; smaller
+ones (a layer norm's row statistics in a decode step) run serially: waking numba's pool
+costs more than they do, and a parallel region between two BLAS calls starts the thread
+pools' spin fight (see :mod:`jitkernels.threads`).
+
+Each kernel also has a destination-passing form ``kernel.into(out, *inputs, **attrs)``
+(True once it wrote ``out``), which the graph executor calls to skip the result copy.
+``variance`` (what SimplifyInference leaves of a layer norm) has a kernel for float data
+reduced over trailing axes with one mean per row; anything else goes to its reference.
 """
 
 from __future__ import annotations
@@ -47,12 +55,58 @@ def reduce_rows(x, out, kind):
         out[a] = acc
 
 
+@njit(cache=True, fastmath={"reassoc", "nsz"})
+def reduce_rows_serial(x, out, kind):
+    """:func:`reduce_rows` without the thread pool, for small inputs."""
+    rows, extent = x.shape
+    for a in range(rows):
+        if kind == 2:
+            acc = -np.inf
+        elif kind == 3:
+            acc = np.inf
+        elif kind == 4:
+            acc = 1.0
+        else:
+            acc = 0.0
+        for r in range(extent):
+            value = np.float64(x[a, r])
+            if kind <= 1:
+                acc += value
+            elif kind == 2:
+                acc = max(acc, value)
+            elif kind == 3:
+                acc = min(acc, value)
+            else:
+                acc *= value
+        if kind == 1:
+            acc /= extent
+        out[a] = acc
+
+
+PARALLEL_MIN_ELEMENTS = 1 << 16
+"""Inputs with fewer elements are reduced serially (see the module docstring)."""
+
+
 def reduce_arb(x, out, kind):
     """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)`` (see :func:`reduce_arb_core`)."""
     if x.shape[2] == 1:
-        reduce_rows(x.reshape(x.shape[0], x.shape[1]), out.reshape(-1), kind)
+        rows = reduce_rows if x.size >= PARALLEL_MIN_ELEMENTS else reduce_rows_serial
+        rows(x.reshape(x.shape[0], x.shape[1]), out.reshape(-1), kind)
     else:
         reduce_arb_core(x, out, kind)
+
+
+@njit(cache=True, fastmath={"reassoc", "nsz"})
+def variance_rows(x, mean, out, divisor):
+    """``out[a] = sum((x[a, r] - mean[a])**2) / divisor`` with a float64 accumulator."""
+    rows, extent = x.shape
+    for a in range(rows):
+        centre = np.float64(mean[a])
+        acc = 0.0
+        for r in range(extent):
+            delta = np.float64(x[a, r]) - centre
+            acc += delta * delta
+        out[a] = acc / divisor
 
 
 @njit(cache=True, parallel=True)
@@ -93,7 +147,27 @@ def reduce_arb_core(x, out, kind):
             out[a, b] = acc[b]
 
 
+def _reduce_axes(data, axis, exclude) -> tuple:
+    axes = normalize_axes(axis, data.ndim)
+    if exclude:
+        axes = tuple(a for a in range(data.ndim) if a not in axes)
+    return axes
+
+
 def _reduce_kernel(op_name: str, kind: int):
+    def into(out, data, axis=None, keepdims=False, exclude=False, **_) -> bool:
+        """Write the reduction into ``out`` (C-contiguous, the result's shape and dtype);
+        False (nothing written) where the kernel would call the reference."""
+        if data.dtype not in _FLOATS or out.dtype != data.dtype or data.ndim == 0 \
+                or data.size == 0 or not out.flags.c_contiguous or kind in (MAX, MIN):
+            return False
+        axes = _reduce_axes(data, axis, exclude)
+        if not axes or out.shape != reduced_shape(data.shape, axes, keepdims):
+            return False
+        x = as_arb(data, axes)
+        reduce_arb(x, out.reshape(x.shape[0], x.shape[2]), kind)
+        return True
+
     def kernel(data, axis=None, keepdims=False, exclude=False, **_):
         attrs = dict(axis=axis, keepdims=keepdims, exclude=exclude)
         if not is_float(data) or data.ndim == 0:
@@ -111,8 +185,61 @@ def _reduce_kernel(op_name: str, kind: int):
         return (out.reshape(reduced_shape(data.shape, axes, keepdims)),)
     kernel.__name__ = op_name
     kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
+    kernel.into = into
     return kernel
 
 
 for _name, _kind in (("sum", SUM), ("mean", MEAN), ("max", MAX), ("min", MIN), ("prod", PROD)):
     register_kernel(_name)(_reduce_kernel(_name, _kind))
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _variance_rows(data, mean, axes):
+    """``(x (A, R), mean (A,))`` when ``axes`` are the trailing axes of a float ``data`` and
+    ``mean`` holds one value per row; else None."""
+    if data.dtype not in _FLOATS or mean.dtype != data.dtype or not axes \
+            or axes != tuple(range(data.ndim - len(axes), data.ndim)) or data.size == 0:
+        return None
+    if mean.ndim > data.ndim:
+        return None
+    aligned = (1,) * (data.ndim - mean.ndim) + mean.shape
+    kept = data.ndim - len(axes)
+    if aligned[:kept] != data.shape[:kept] or any(d != 1 for d in aligned[kept:]):
+        return None             # not one mean per row (the reference broadcasts or fails)
+    rows = int(np.prod(data.shape[:kept], dtype=np.int64))
+    x = np.ascontiguousarray(data).reshape(rows, -1)
+    return x, np.ascontiguousarray(mean).reshape(rows)
+
+
+@register_kernel("variance")
+def variance(data, mean, axis=None, keepdims=False, exclude=False, unbiased=False, **_):
+    """``variance`` on CPU: one float64 pass per row for trailing-axes reductions."""
+    attrs = dict(axis=axis, keepdims=keepdims, exclude=exclude, unbiased=unbiased)
+    axes = _reduce_axes(data, axis, exclude) if data.ndim else ()
+    rows = _variance_rows(data, mean, axes)
+    count = rows[0].shape[1] if rows is not None else 0
+    if rows is None or count - (1 if unbiased else 0) <= 0:
+        return reference("variance", (data, mean), attrs)
+    out = np.empty(rows[0].shape[0], data.dtype)
+    variance_rows(rows[0], rows[1], out, count - (1 if unbiased else 0))
+    return (out.reshape(reduced_shape(data.shape, axes, keepdims)),)
+
+
+def _variance_into(out, data, mean, axis=None, keepdims=False, exclude=False, unbiased=False,
+                   **_) -> bool:
+    """Destination-passing ``variance``: False where the kernel would call the reference."""
+    if data.ndim == 0 or out.dtype != data.dtype or not out.flags.c_contiguous:
+        return False
+    axes = _reduce_axes(data, axis, exclude)
+    rows = _variance_rows(data, mean, axes)
+    if rows is None or out.shape != reduced_shape(data.shape, axes, keepdims):
+        return False
+    divisor = rows[0].shape[1] - (1 if unbiased else 0)
+    if divisor <= 0:
+        return False
+    variance_rows(rows[0], rows[1], out.reshape(-1), divisor)
+    return True
+
+
+variance.into = _variance_into
