@@ -337,3 +337,35 @@ def test_linear_and_embedding_input_errors():
         export_with(([2], "int64"), ([2, 4], "float32"))
     with pytest.raises(OpError, match="groups"):
         nn.Conv2D(3, 4, 3, groups=2)
+
+
+# -- signatures -----------------------------------------------------------------------------------
+
+R = "required"
+LAYER_SIGNATURES = {   # relax-frontend-api.txt (Conv2D, GroupNorm: Relax's modules.py)
+    "Linear": [("in_features", R), ("out_features", R), ("bias", True), ("dtype", None),
+               ("out_dtype", None)],
+    "Conv1D": [("in_channels", R), ("out_channels", R), ("kernel_size", R), ("stride", 1),
+               ("padding", 0), ("dilation", 1), ("groups", 1), ("bias", True), ("dtype", None)],
+    "Conv2D": [("in_channels", R), ("out_channels", R), ("kernel_size", R), ("stride", 1),
+               ("padding", 0), ("dilation", 1), ("groups", 1), ("bias", True), ("dtype", None)],
+    "ConvTranspose1D": [("in_channels", R), ("out_channels", R), ("kernel_size", R),
+                        ("stride", 1), ("padding", 0), ("output_padding", 0), ("dilation", 1),
+                        ("groups", 1), ("bias", True), ("dtype", None)],
+    "Embedding": [("num", R), ("dim", R), ("dtype", None)],
+    "LayerNorm": [("normalized_shape", R), ("eps", 1e-05), ("elementwise_affine", True),
+                  ("dtype", None)],
+    "RMSNorm": [("hidden_size", R), ("axes", R), ("epsilon", 1e-05), ("bias", True),
+                ("dtype", None)],
+    "GroupNorm": [("num_groups", R), ("num_channels", R), ("eps", 1e-05), ("affine", True),
+                  ("dtype", None)],
+    "ReLU": [], "SiLU": [], "GELU": [],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_SIGNATURES))
+def test_layer_constructors_match_the_reference(name):
+    import inspect
+    params = inspect.signature(getattr(nn, name)).parameters.values()
+    got = [(p.name, R if p.default is inspect.Parameter.empty else p.default) for p in params]
+    assert got == LAYER_SIGNATURES[name]

@@ -454,3 +454,44 @@ def test_errors_name_the_module_path(fn, specs, match):
     with pytest.raises(OpError, match=match) as info:
         Block(fn).export_tvm({"forward": spec_dict})
     assert "model.inner" in str(info.value)
+
+
+# -- signatures -----------------------------------------------------------------------------------
+
+R = "required"
+REFERENCE_SIGNATURES = {     # from relax-frontend-api.txt: (parameter, default or R)
+    "relu": [("x", R), ("name", "relu")],
+    "silu": [("x", R), ("name", "silu")],
+    "gelu": [("x", R), ("approximate", None), ("name", "gelu")],
+    "softmax": [("x", R), ("axis", -1), ("name", "softmax")],
+    "layer_norm": [("x", R), ("normalized_shape", R), ("weight", None), ("bias", None),
+                   ("eps", 1e-05), ("name", "layer_norm")],
+    "rms_norm": [("x", R), ("weight", R), ("axes", R), ("epsilon", 1e-05), ("name", "rms_norm")],
+    "group_norm": [("x", R), ("num_groups", R), ("weight", R), ("bias", R), ("eps", 1e-05),
+                   ("channel_axis", 1), ("axes", None), ("name", "group_norm")],
+    "conv1d": [("x", R), ("weight", R), ("bias", None), ("stride", 1), ("padding", 0),
+               ("dilation", 1), ("groups", 1), ("name", "conv1d")],
+    "conv1d_transpose": [("x", R), ("weight", R), ("bias", None), ("stride", 1), ("padding", 0),
+                         ("output_padding", 0), ("dilation", 1), ("groups", 1),
+                         ("name", "conv1d_transpose")],
+    "conv2d": [("x", R), ("weight", R), ("bias", None), ("stride", 1), ("padding", 0),
+               ("dilation", 1), ("groups", 1), ("name", "conv2d")],
+    "interpolate": [("x", R), ("size", None), ("scale_factor", None), ("mode", "nearest"),
+                    ("align_corners", None), ("recompute_scale_factor", None),
+                    ("antialias", None), ("name", "interpolate")],
+    "get_timestep_embedding": [("x", R), ("embedding_dim", R), ("flip_sin_to_cos", False),
+                               ("downscale_freq_shift", 1), ("scale", 1), ("max_period", 10000),
+                               ("name", "get_timestep_embedding")],
+    "scaled_dot_product_attention": [("query", R), ("key", R), ("value", R), ("attn_mask", None),
+                                     ("is_causal", False), ("scale", None),
+                                     ("name", "scaled_dot_product_attention")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_SIGNATURES))
+def test_signatures_match_the_reference(name):
+    import inspect
+    for func in (getattr(op, name), getattr(nn, name)):
+        params = inspect.signature(func).parameters.values()
+        got = [(p.name, R if p.default is inspect.Parameter.empty else p.default) for p in params]
+        assert got == REFERENCE_SIGNATURES[name]
