@@ -559,3 +559,33 @@ def test_tvm_style_typed_func_exports(kind, tmp_path):
         lib["ext_scalar_add"](np.zeros((), "float32"))
     with pytest.raises(irlib.errors.OpImplError, match="argument of the wrong kind"):
         lib["ext_scalar_add"](np.zeros((), "float32"), 1, np.zeros((), "float32"))
+
+
+# -- signatures, as relax-frontend-api.txt documents them ------------------------------------------
+
+REFERENCE_SIGNATURES = {
+    nn.tensor_ir_op: "(func, name_hint, args, out)",
+    nn.tensor_expr_op: "(tensor_expr_func, name_hint, args, *, attrs=None)",
+    nn.extern: "(name, args, out)",
+    nn.add_extern: "(mod)",
+    nn.ExternModule: "(symbols)",
+    nn.ObjectModule: "(symbols, filepath)",
+    nn.SourceModule: "(symbols, source_code, source_format, compile_options=None, "
+                     "compiler=None, output_format='obj')",
+    nn.SourceModule.compile: "(self, output_path)",
+    nn.SourceModule.get_compile_options: "(source_format, tvm_pkg=None)",
+    nn.SourceModule.get_includes: "(tvm_pkg=None)",
+    nn.SourceModule.tvm_home: "()",
+    nn.ExternModule.load: "(self)",
+}
+
+
+@pytest.mark.parametrize("func", list(REFERENCE_SIGNATURES), ids=lambda f: f.__qualname__)
+def test_signatures_match_the_reference(func):
+    import inspect
+    signature = inspect.signature(func)
+    plain = signature.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
+                                          for p in signature.parameters.values()],
+                              return_annotation=inspect.Signature.empty)
+    assert str(plain) == REFERENCE_SIGNATURES[func]
+    assert nn.op.tensor_ir_op is nn.tensor_ir_op and nn.op.extern is nn.extern
