@@ -61,7 +61,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     heads, heads_kv, head_dim = query.shape[2], key.shape[2], query.shape[3]
     if not (isinstance(heads, int) and isinstance(heads_kv, int)):
         raise fail(name, f"the head counts must be static, got {heads} and {heads_kv}")
-    if value.shape[2] != heads_kv or heads % heads_kv:
+    if heads_kv < 1 or value.shape[2] != heads_kv or heads % heads_kv:
         raise fail(name, f"key/value heads {heads_kv}/{value.shape[2]} must be equal and "
                           f"divide the {heads} query heads")
     if isinstance(head_dim, int) and isinstance(key.shape[3], int) and head_dim != key.shape[3]:
