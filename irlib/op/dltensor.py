@@ -83,6 +83,9 @@ class _Holder:
         self.tensor, self.shape, self.array = tensor, shape, array
 
 
+_DTYPE_CACHE: dict = {}
+
+
 def to_dltensor(array: np.ndarray) -> _Holder:
     """A ``DLTensor`` viewing ``array`` (which must be C-contiguous).
 
@@ -92,11 +95,19 @@ def to_dltensor(array: np.ndarray) -> _Holder:
     Returns:
         A holder whose ``tensor`` field is the structure; pass ``ctypes.byref(h.tensor)``.
     """
-    if not array.flags["C_CONTIGUOUS"]:
+    if not array.flags.c_contiguous:
         raise OpImplError("call_dps_packed: a DLTensor needs a C-contiguous array",
                           op="call_dps_packed")
+    code_bits = _DTYPE_CACHE.get(array.dtype)
+    if code_bits is None:
+        described = dl_dtype(array.dtype)
+        code_bits = _DTYPE_CACHE[array.dtype] = (described.code, described.bits)
+    tensor = DLTensor()            # fields set one by one: cheaper than the constructor
+    tensor.data = array.__array_interface__["data"][0]
+    tensor.device.device_type = KDL_CPU
+    tensor.ndim = array.ndim
+    tensor.dtype.code, tensor.dtype.bits = code_bits
+    tensor.dtype.lanes = 1
     shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
-    tensor = DLTensor(ctypes.c_void_p(array.ctypes.data), DLDevice(KDL_CPU, 0), array.ndim,
-                      dl_dtype(array.dtype), ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)),
-                      None, 0)
+    tensor.shape = shape           # strides stay NULL, byte_offset 0
     return _Holder(tensor, shape, array)

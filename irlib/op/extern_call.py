@@ -144,6 +144,9 @@ class CFunc(ExternFunc):
 
     def resolve(self):
         """The ctypes function (loading it on first use)."""
+        resolved = self._resolved
+        if resolved is not None and resolved.restype is ctypes.c_int:
+            return resolved
         with self._lock:
             if self._resolved is None:
                 resolved = self.fn()
@@ -156,36 +159,34 @@ class CFunc(ExternFunc):
     def invoke(self, args: list, outputs: list) -> None:
         """Call the symbol with DLTensor pointers and C scalars; raise on a non-zero status."""
         cfunc = self.resolve()
-        keep, c_args, codes = [], [], []
+        keep, boxes, codes = [], [], []    # boxes: the DLTensor structs and C scalars
         for value in list(args) + list(outputs):
             if isinstance(value, np.ndarray):
-                holder = to_dltensor(value if value.flags["C_CONTIGUOUS"]
+                holder = to_dltensor(value if value.flags.c_contiguous
                                      else np.ascontiguousarray(value))
                 keep.append(holder)
-                c_args.append(ctypes.pointer(holder.tensor))
+                boxes.append(holder.tensor)
                 codes.append(3)
             elif isinstance(value, (bool, int, np.integer)):
-                c_args.append(ctypes.c_int64(int(value)))
+                boxes.append(ctypes.c_int64(int(value)))
                 codes.append(0)
             elif isinstance(value, (float, np.floating)):
-                c_args.append(ctypes.c_double(float(value)))
+                boxes.append(ctypes.c_double(float(value)))
                 codes.append(1)
             elif isinstance(value, str):
-                c_args.append(ctypes.c_char_p(value.encode()))
+                boxes.append(ctypes.c_char_p(value.encode()))
                 codes.append(2)
             else:
                 raise OpImplError(f"{OP_NAME}: cannot pass a {type(value).__name__} to C "
                                   f"symbol {self.name!r}", op=OP_NAME)
-        if self.packed:
-            count = len(c_args)
-            values = (ctypes.c_void_p * max(count, 1))()
-            for index, (box, code) in enumerate(zip(c_args, codes)):
-                values[index] = (ctypes.cast(box, ctypes.c_void_p) if code == 3
-                                 else ctypes.c_void_p(ctypes.addressof(box)))
+        if self.packed:            # value pointers (a DLTensor* for tensors) and type codes
+            count = len(boxes)
+            values = (ctypes.c_void_p * max(count, 1))(*[ctypes.addressof(b) for b in boxes])
             status = cfunc(values, (ctypes.c_int32 * max(count, 1))(*codes),
                            ctypes.c_int32(count))
         else:
-            status = cfunc(*c_args)
+            status = cfunc(*[ctypes.byref(b) if code == 3 else b
+                             for b, code in zip(boxes, codes)])
         if status != 0:
             hint = {-1: " (the packed adapter: wrong number of arguments)",
                     -2: " (the packed adapter: an argument of the wrong kind)"}.get(status, "") \
