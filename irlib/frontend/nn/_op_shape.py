@@ -77,7 +77,8 @@ def reshape_codes(in_shape: Sequence, target: Sequence):
 
 
 def reshape(x: Tensor, shape: Sequence, name: str = "reshape") -> Tensor:
-    """Reshape ``x``; at most one dim may be -1 (inferred from the others).
+    """Reshape ``x``; at most one dim may be -1 (inferred from the others), and a 0 copies
+    the input's dim at the same position (Relax's reshape semantics).
 
     Args:
         x: the tensor.
@@ -91,6 +92,10 @@ def reshape(x: Tensor, shape: Sequence, name: str = "reshape") -> Tensor:
     target = shape_arg(shape, name, allow_minus_one=True)
     if sum(1 for d in target if _is_static(d) and d == -1) > 1:
         raise fail(name, f"shape {target} has more than one -1")
+    if any(_is_static(d) and d == 0 and i >= x.ndim for i, d in enumerate(target)):
+        raise fail(name, f"shape {target}: a 0 (copy the input's dim) past the input's "
+                         f"{x.ndim} dims")
+    target = [x.shape[i] if _is_static(d) and d == 0 else d for i, d in enumerate(target)]
     codes, allowzero = reshape_codes(x.shape, target)
     return wrap_nested(_op.reshape(x._expr, codes, allowzero=allowzero), name)
 

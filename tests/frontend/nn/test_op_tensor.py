@@ -499,3 +499,16 @@ def test_bad_arguments_raise_op_errors_naming_the_module(fn, message):
     model = Outer(fn)
     with pytest.raises(OpError, match=f"(?s)model.inner: .*({message})"):
         model.export_tvm({"forward": {"x": spec.Tensor([2, 3], "float32")}})
+
+
+def test_reshape_zero_copies_the_input_dim_as_relax_does():
+    class Split(nn.Module):
+        def forward(self, x):
+            return op.reshape(x, [0, -1, 2, 3])
+
+    from irlib.frontend.nn import spec as _spec
+    mod, _ = Split().export_tvm({"forward": {"x": _spec.Tensor(["n", 4, 6], "float32")}})
+    import interp
+    func = interp.create_executor("debug", mod).evaluate(mod.get_global_var("forward"))
+    x = np.arange(2 * 4 * 6, dtype="float32").reshape(2, 4, 6)
+    np.testing.assert_array_equal(func(x).numpy(), x.reshape(2, 4, 2, 3))
