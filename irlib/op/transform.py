@@ -344,6 +344,10 @@ def concatenate(data, axis):
 
 def _split_bounds(size, indices_or_sections):
     if isinstance(indices_or_sections, int):
+        if size % indices_or_sections:
+            # a symbolic size passes type checking; the run-time size must still divide
+            raise ValueError(f"an axis of size {size} does not split into "
+                             f"{indices_or_sections} equal sections")
         piece = size // indices_or_sections
         return [(i * piece, (i + 1) * piece) for i in range(indices_or_sections)]
     edges = [0] + list(indices_or_sections) + [size]

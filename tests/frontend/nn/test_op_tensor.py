@@ -512,3 +512,18 @@ def test_reshape_zero_copies_the_input_dim_as_relax_does():
     func = interp.create_executor("debug", mod).evaluate(mod.get_global_var("forward"))
     x = np.arange(2 * 4 * 6, dtype="float32").reshape(2, 4, 6)
     np.testing.assert_array_equal(func(x).numpy(), x.reshape(2, 4, 2, 3))
+
+
+def test_split_of_a_symbolic_size_that_does_not_divide_raises_at_run_time():
+    import interp
+    from irlib.errors import IRError
+
+    class Thirds(nn.Module):
+        def forward(self, x):
+            return op.split(x, 3, axis=0)[2]
+
+    mod, _ = Thirds().export_tvm({"forward": {"x": spec.Tensor(["n"], "float32")}})
+    func = interp.create_executor("debug", mod).evaluate(mod.get_global_var("forward"))
+    np.testing.assert_array_equal(func(np.arange(6, dtype="float32")).numpy(), [4, 5])
+    with pytest.raises(IRError, match="equal sections"):
+        func(np.arange(7, dtype="float32"))
