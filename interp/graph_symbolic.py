@@ -23,6 +23,7 @@ compiles anything.
 from __future__ import annotations
 
 from collections import OrderedDict
+from operator import itemgetter
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from .graph_dims import ShapeEvaluator, SizeBinder, dims_free_vars, parse_dim
 from .graph_lower import GraphUnsupportedError
 from .graph_runtime import (Graph, GraphInputError, GraphRuntime, _aligned_bytes, _host_array,
                             _np_dtype, parse_graph)
-from .memory_plan import PlanNode, plan_memory
+from .memory_plan import PlanNode, PlanTemplate
 
 __all__ = ["SymbolicRuntime", "check_symbolic_graph", "LRU_SIZE"]
 
@@ -42,6 +43,16 @@ LRU_SIZE = 8
 _GROWTH = 1.25
 """A storage buffer that must grow is allocated this much larger than asked, so a size
 that creeps up (a KV cache, one row per decode step) reallocates only now and then."""
+
+
+def _getter(indices: tuple):
+    """A function returning the tuple of ``sequence[i]`` for ``indices`` (C-speed)."""
+    if not indices:
+        return lambda sequence: ()
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda sequence: (sequence[index],)
+    return itemgetter(*indices)
 
 
 class _State:
@@ -132,7 +143,7 @@ class SymbolicRuntime(GraphRuntime):
         self.input_entries = [graph.entry_id(nid, 0) for nid in graph.arg_nodes]
         self.heads = [graph.entry_id(*head) for head in graph.heads]
         position = {name: k for k, name in enumerate(layout.names)}
-        self._node_args = []          # (nid, fn, input entries, output entries, size positions)
+        self._node_args = []          # (fn, input entries, output entries, size positions)
         self._aliases = []            # (alias entry, source entry) in node order
         self._plan_nodes = []
         self._flatten = set()
@@ -152,6 +163,12 @@ class SymbolicRuntime(GraphRuntime):
                     self._flatten.add(len(self._node_args) - 1)
         self._alias_entries = {entry for entry, _ in self._aliases}
         self._input_set = set(self.input_entries)
+        self._planner = PlanTemplate(self._plan_nodes, len(graph.shapes), self.heads)
+        self._pooled = [e for e in range(len(graph.shapes))
+                        if e not in self._input_set and e not in self._alias_entries]
+        self._getters = [(fn, _getter(inputs + outputs), _getter(sizes),
+                          k in self._flatten)
+                         for k, (fn, inputs, outputs, sizes) in enumerate(self._node_args)]
         self.inputs: list = []
         self._owned: list = []
         for index, entry in enumerate(self.input_entries):
@@ -292,17 +309,16 @@ class SymbolicRuntime(GraphRuntime):
 
     def _make_state(self, values: tuple) -> _State:
         shapes, nbytes = self.shapes_of(*values)
-        storage_ids, storage_bytes = plan_memory(self._plan_nodes, nbytes, self.heads)
-        skip, dtypes = self._input_set, self.dtypes
-        aliases, buffers = self._alias_entries, self._buffers
+        storage_ids, storage_bytes = self._planner.plan(nbytes)
+        buffers, dtypes = self._buffers, self.dtypes
         entries = [None] * len(shapes)
-        for entry, sid in enumerate(storage_ids):
-            if entry in skip or entry in aliases:
-                continue
+        ndarray = np.ndarray
+        for entry in self._pooled:         # op outputs (inputs keep their own arrays)
+            sid = storage_ids[entry]
             buffer = buffers.get(sid)
             if buffer is None or buffer.size < storage_bytes[sid]:
                 buffer = buffers[sid] = _aligned_bytes(int(storage_bytes[sid] * _GROWTH) + 64)
-            entries[entry] = buffer[:nbytes[entry]].view(dtypes[entry]).reshape(shapes[entry])
+            entries[entry] = ndarray(shapes[entry], dtypes[entry], buffer)
         return _State(values, shapes, entries)
 
     def _attach(self, state: _State) -> None:
@@ -321,10 +337,10 @@ class SymbolicRuntime(GraphRuntime):
             entries[entry] = entries[source].reshape(shapes[entry])
         values = state.values
         calls = []
-        for position, (fn, inputs, outputs, sizes) in enumerate(self._node_args):
-            args = [entries[e] for e in inputs] + [entries[e] for e in outputs]
-            if position in self._flatten:
-                args = [a.reshape(-1) for a in args]
-            calls.append((fn, tuple(args) + tuple(values[k] for k in sizes)))
+        for fn, arrays, sizes, flatten in self._getters:
+            args = arrays(entries)
+            if flatten:
+                args = tuple(a.reshape(-1) for a in args)
+            calls.append((fn, args + sizes(values)))
         state.calls = calls
         state.version = self._version

@@ -20,6 +20,7 @@ one buffer per entry, for comparison.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 
 MATCH_RANGE = 16
@@ -43,11 +44,79 @@ class PlanNode:
     alias_input: bool = False
 
 
-class _Storage:
-    __slots__ = ("sid", "size", "refs")
+_PINNED = 1 << 60
+"""Reference count that keeps a storage from ever being released (inputs, graph outputs)."""
 
-    def __init__(self, sid: int, size: int):
-        self.sid, self.size, self.refs = sid, size, 0
+
+class PlanTemplate:
+    """The size-independent part of a memory plan, prepared once per graph.
+
+    The graph executor of a graph with symbolic dims plans storage again for every new
+    binding of its size variables; use counts, pinned outputs and the node structure do not
+    depend on the sizes, so they are computed here once and :meth:`plan` only runs the
+    allocation loop (about 1 µs per node).
+
+    Args:
+        nodes: :class:`PlanNode` s in execution order.
+        num_entries: the number of entries.
+        heads: the entry ids of the graph outputs.
+    """
+
+    def __init__(self, nodes, num_entries: int, heads):
+        uses = [0] * num_entries
+        for node in nodes:
+            if node.is_op:
+                for entry in node.inputs:
+                    uses[entry] += 1
+        pinned = set(heads)
+        self.initial_refs = [uses[e] + (_PINNED if e in pinned else 0)
+                             for e in range(num_entries)]
+        # kind: 0 input/weight, 1 op, 2 reshape-only alias of its first input
+        self.steps = [(0 if not node.is_op else 2 if node.alias_input else 1,
+                       tuple(node.inputs), tuple(node.outputs)) for node in nodes]
+        self.num_entries = num_entries
+
+    def plan(self, entry_bytes) -> tuple:
+        """``(storage_ids, storage_bytes)`` for these entry sizes (see :func:`plan_memory`)."""
+        initial = self.initial_refs
+        size: list = []
+        refs: list = []
+        owner = [0] * self.num_entries
+        free = _FreeList(size)
+        for kind, inputs, outputs in self.steps:
+            if kind == 0:
+                for entry in outputs:
+                    owner[entry] = len(size)
+                    size.append(entry_bytes[entry])
+                    refs.append(_PINNED)          # inputs are never released
+                continue
+            if kind == 2:
+                entry = outputs[0]
+                sid = owner[entry] = owner[inputs[0]]
+                if entry_bytes[entry] > size[sid]:
+                    size[sid] = entry_bytes[entry]
+                refs[sid] += initial[entry]
+            else:
+                unused = []
+                for entry in outputs:
+                    nbytes = entry_bytes[entry]
+                    sid = free.take(nbytes)
+                    if sid < 0:
+                        sid = len(size)
+                        size.append(nbytes)
+                        refs.append(0)
+                    refs[sid] = initial[entry]
+                    owner[entry] = sid
+                    if refs[sid] == 0:        # an unused output: free once the node is done
+                        unused.append(sid)
+                for sid in unused:
+                    free.add(sid)
+            for entry in inputs:
+                sid = owner[entry]
+                refs[sid] -= 1
+                if refs[sid] == 0:
+                    free.add(sid)
+        return owner, size
 
 
 def plan_memory(nodes, entry_bytes, heads) -> tuple:
@@ -62,66 +131,45 @@ def plan_memory(nodes, entry_bytes, heads) -> tuple:
         ``(storage_ids, storage_bytes)``: a storage id per entry, and the byte size of each
         storage (indexed by id; the largest entry using it).
     """
-    uses = [0] * len(entry_bytes)
-    for node in nodes:
-        if node.is_op:
-            for entry in node.inputs:
-                uses[entry] += 1
-    pinned = set(heads)
-    storages: list = []
-    free: list = []
-    owner: list = [None] * len(entry_bytes)
-
-    def new_storage(size: int) -> _Storage:
-        storage = _Storage(len(storages), size)
-        storages.append(storage)
-        return storage
-
-    for node in nodes:
-        if not node.is_op:
-            for entry in node.outputs:
-                owner[entry] = new_storage(entry_bytes[entry])
-                owner[entry].refs = 1 << 60      # inputs are never released
-            continue
-        if node.alias_input:
-            storage = owner[node.inputs[0]]
-            owner[node.outputs[0]] = storage
-            storage.size = max(storage.size, entry_bytes[node.outputs[0]])
-            storage.refs += uses[node.outputs[0]] + (1 << 60 if node.outputs[0] in pinned else 0)
-        else:
-            unused = []
-            for entry in node.outputs:
-                storage = _take(free, entry_bytes[entry]) or new_storage(entry_bytes[entry])
-                storage.refs = uses[entry] + (1 << 60 if entry in pinned else 0)
-                owner[entry] = storage
-                if storage.refs == 0:        # an unused output: free once the node is done
-                    unused.append(storage)
-            free.extend(unused)
-        for entry in node.inputs:
-            storage = owner[entry]
-            storage.refs -= 1
-            if storage.refs == 0:
-                free.append(storage)
-    return [s.sid for s in owner], [s.size for s in storages]
+    return PlanTemplate(nodes, len(entry_bytes), heads).plan(entry_bytes)
 
 
-def _take(free: list, size: int):
-    """Remove and return the best free storage for ``size`` bytes, or None."""
-    best, best_key = None, None
-    for storage in free:
-        if size <= storage.size <= size * MATCH_RANGE:
-            key = (0, storage.size)                  # smallest that fits
-        elif storage.size < size and storage.size * MATCH_RANGE >= size:
-            key = (1, -storage.size)                 # else the largest, grown
-        else:
-            continue
-        if best_key is None or key < best_key:
-            best, best_key = storage, key
-    if best is None:
-        return None
-    free.remove(best)
-    best.size = max(best.size, size)
-    return best
+class _FreeList:
+    """Released storages, ordered by ``(byte size, release order)`` for bisection.
+
+    :meth:`take` picks the smallest free storage of at least ``nbytes`` and at most
+    ``MATCH_RANGE`` times that; else the largest smaller one within the factor (which then
+    grows); among storages of equal size, the one released first.
+    """
+
+    __slots__ = ("items", "size", "count")
+
+    def __init__(self, size: list):
+        self.items: list = []           # sorted (bytes, release counter, storage id)
+        self.size = size
+        self.count = 0
+
+    def add(self, sid: int) -> None:
+        """Release storage ``sid``."""
+        self.count += 1
+        insort(self.items, (self.size[sid], self.count, sid))
+
+    def take(self, nbytes: int) -> int:
+        """Remove and return the best storage id for ``nbytes`` (grown to it), or -1."""
+        items = self.items
+        if not items:
+            return -1
+        position = bisect_left(items, (nbytes, -1, -1))
+        if position < len(items) and items[position][0] <= nbytes * MATCH_RANGE:
+            return items.pop(position)[2]               # smallest that fits
+        if position == 0:
+            return -1
+        have = items[position - 1][0]                    # the largest smaller size
+        if have * MATCH_RANGE < nbytes:
+            return -1
+        sid = items.pop(bisect_left(items, (have, -1, -1)))[2]
+        self.size[sid] = nbytes                          # grown
+        return sid
 
 
 def unplanned_bytes(entry_bytes, alias_entries=()) -> int:

@@ -10,6 +10,8 @@ The kernels work on a few canonical forms:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 FLOAT_DTYPES = (np.dtype("float32"), np.dtype("float64"))
@@ -137,7 +139,9 @@ def normalize_axes(axes, ndim: int) -> tuple:
     if axes is None:
         return tuple(range(ndim))
     if isinstance(axes, (int, np.integer)):
-        axes = (axes,)
+        return (int(axes) % ndim,)
+    if len(axes) == 1:
+        return (int(axes[0]) % ndim,)
     return tuple(sorted({int(a) % ndim for a in axes}))
 
 
@@ -151,11 +155,11 @@ def as_arb(data: np.ndarray, axes: tuple) -> np.ndarray:
     if not axes:
         return np.ascontiguousarray(data).reshape(-1, 1, 1)
     first, last = axes[0], axes[-1]
-    if axes == tuple(range(first, last + 1)):
-        outer = int(np.prod(shape[:first], dtype=np.int64))
-        inner = int(np.prod(shape[last + 1:], dtype=np.int64))
+    if last - first + 1 == len(axes):            # contiguous axes (sorted, distinct)
+        outer = math.prod(shape[:first])
+        inner = math.prod(shape[last + 1:])
         return np.ascontiguousarray(data).reshape(outer, -1, inner) if data.size else \
-            data.reshape(outer, int(np.prod([shape[a] for a in axes])), inner)
+            data.reshape(outer, math.prod(shape[first:last + 1]), inner)
     kept = [a for a in range(data.ndim) if a not in axes]
     moved = np.ascontiguousarray(np.transpose(data, kept + list(axes)))
     reduced = int(np.prod([shape[a] for a in axes], dtype=np.int64))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 import tempfile
@@ -149,6 +150,7 @@ class FusedKernel:
             has_symbolic_attrs(anchor[2]) or
             (anchor_type is not None and is_symbolic_shape(anchor_type[0])))
         self._sized_key, self._sized = None, None
+        self._has_scalars = True        # set False by compile_primitive when no rank-0 array
         self._local = threading.local()
 
     def _anchor_for(self, sizes: tuple) -> tuple:
@@ -169,14 +171,16 @@ class FusedKernel:
 
     def _buffer(self, shape: tuple) -> np.ndarray:
         """This thread's anchor buffer, viewed as ``shape`` (grown when too small)."""
-        dtype = self._anchor_type[1]
-        count = 1
-        for dim in shape:
-            count *= dim
-        flat = getattr(self._local, "buffer", None)
+        local = self._local
+        view = getattr(local, "view", None)
+        if view is not None and view.shape == shape:
+            return view
+        count = math.prod(shape)
+        flat = getattr(local, "buffer", None)
         if flat is None or flat.size < count:
-            flat = self._local.buffer = np.empty(max(count, 1), dtype)
-        return flat[:count].reshape(shape)
+            flat = local.buffer = np.empty(max(count, 1), self._anchor_type[1])
+        local.view = view = flat[:count].reshape(shape)
+        return view
 
     def _anchor_value(self, arrays, sizes=()) -> np.ndarray:
         fn, operands, _, _, _ = self.anchor
@@ -195,7 +199,10 @@ class FusedKernel:
             arrays = arrays[:len(arrays) - self._num_sizes]
         else:
             sizes = ()
-        args = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
+        if self._has_scalars:
+            args = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
+        else:
+            args = list(arrays)
         if self.anchor is not None:
             args.insert(self.num_inputs, self._anchor_value(arrays, sizes))
         self.jit_fn(*args, *sizes)
@@ -356,6 +363,8 @@ def compile_primitive(func: E.Function):
         kernel.anchor_op = group.anchors[0].op.name
     if any(len(o._checked_type.shape) == 0 for o in group.outputs):
         kernel.direct = None            # a rank-0 output is passed as shape (1,)
+    elif not group.scalar_slots:
+        kernel._has_scalars = False     # no rank-0 array to adapt at each call
     return kernel
 
 

@@ -16,6 +16,8 @@ reduced over trailing axes with one mean per row; anything else goes to its refe
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -207,7 +209,7 @@ def _variance_rows(data, mean, axes):
     kept = data.ndim - len(axes)
     if aligned[:kept] != data.shape[:kept] or any(d != 1 for d in aligned[kept:]):
         return None             # not one mean per row (the reference broadcasts or fails)
-    rows = int(np.prod(data.shape[:kept], dtype=np.int64))
+    rows = math.prod(data.shape[:kept])
     x = np.ascontiguousarray(data).reshape(rows, -1)
     return x, np.ascontiguousarray(mean).reshape(rows)
 
