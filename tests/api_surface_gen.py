@@ -71,8 +71,12 @@ def map_seed_name(seed: str) -> list[str] | None:
         return _testing_targets(seed[len("tvm.relay.testing."):])
     if seed.startswith("tvm.contrib.graph_executor."):
         return ["interp.graph_executor." + seed[len("tvm.contrib.graph_executor."):]]
-    # relax.frontend: only the importer entry points irlib has (the nn builder, torch and
-    # stablehlo importers are not scheduled yet).
+    if seed.startswith("tvm.relax.frontend.nn."):
+        return ["irlib.frontend.nn." + seed[len("tvm.relax.frontend.nn."):]]
+    if seed.startswith("tvm.relax.frontend.torch."):
+        return ["irlib.frontend.torch." + seed[len("tvm.relax.frontend.torch."):]]
+    if seed.startswith("tvm.relax.frontend.stablehlo."):
+        return ["irlib.frontend.stablehlo." + seed[len("tvm.relax.frontend.stablehlo."):]]
     return {
         "tvm.relax.frontend.onnx.from_onnx": ["irlib.frontend.onnx.from_onnx"],
         "tvm.relax.frontend.detach_params": ["irlib.frontend.detach_params"],
@@ -208,7 +212,7 @@ def scan_file(path: Path) -> list[dict]:
                           "source": f"{path.name}:{lineno}"})
             continue
         if current_class and line.startswith("property "):
-            found.append({"seed": f"{current_class}.{line.split()[1]}", "kind": "property",
+            found.append({"seed": f"{current_class}.{line.split()[1].rstrip(':')}", "kind": "property",
                           "params_text": None, "source": f"{path.name}:{lineno}"})
             continue
         method = _METHOD.match(line)
