@@ -1,0 +1,259 @@
+"""The MLIR side of the StableHLO importer: parsing, types, attributes, locations.
+
+Everything here goes through the MLIR Python bindings that jaxlib ships
+(``jaxlib.mlir.ir`` and ``jaxlib.mlir.dialects.stablehlo``); nothing parses MLIR text itself.
+The bindings change between jaxlib releases, so the importer touches only their generic
+surface: ``Operation.name/attributes/regions/operands/results``, ``RankedTensorType``,
+``DenseElementsAttr`` and the StableHLO attribute classes (``DotDimensionNumbers``, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import StableHLOConversionError, StableHLOOpNotImplemented
+
+_CONTEXT = None
+
+# MLIR element type (as printed) -> irlib dtype name.
+_DTYPES = {
+    "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16",
+    "complex<f32>": "complex64", "complex<f64>": "complex128",
+}
+
+
+def bindings():
+    """``(ir, stablehlo)``: the jaxlib MLIR modules.
+
+    Raises:
+        StableHLOConversionError: when jaxlib is not installed (``pip install irlib[jax]``).
+    """
+    try:
+        from jaxlib.mlir import ir
+        from jaxlib.mlir.dialects import stablehlo
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise StableHLOConversionError(
+            "the StableHLO frontend needs jaxlib's MLIR bindings: pip install 'irlib[jax]'"
+        ) from error
+    return ir, stablehlo
+
+
+def context():
+    """A shared MLIR context with the func/StableHLO/CHLO dialects registered (created once)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        ir, stablehlo = bindings()
+        ctx = ir.Context()
+        try:  # the upstream dialects (func, arith, ...) jaxlib bundles
+            from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+            registry = ir.DialectRegistry()
+            _jax_mlir_ext.register_dialects(registry)
+            ctx.append_dialect_registry(registry)
+            ctx.load_all_available_dialects()
+        except (ImportError, AttributeError):  # pragma: no cover - older/newer jaxlib
+            pass
+        stablehlo.register_dialect(ctx)
+        try:
+            from jaxlib.mlir.dialects import chlo
+            chlo.register_dialect(ctx)
+        except (ImportError, AttributeError):  # pragma: no cover
+            pass
+        _CONTEXT = ctx
+    return _CONTEXT
+
+
+def parse_module(source):
+    """``source`` (MLIR text, or an ``ir.Module`` / its operation) as an ``ir.Module``.
+
+    Raises:
+        StableHLOConversionError: text MLIR cannot parse (MLIR's diagnostic in the message),
+            or an object of another kind.
+    """
+    ir, _ = bindings()
+    if isinstance(source, ir.Module):
+        return source
+    if isinstance(source, bytes):
+        source = source.decode("utf-8")
+    if not isinstance(source, str):
+        raise StableHLOConversionError(
+            f"from_stablehlo expects MLIR text or an mlir.ir.Module, got {type(source).__name__}")
+    with context():
+        try:
+            return ir.Module.parse(source)
+        except Exception as error:  # MLIRError: the diagnostics say where
+            raise StableHLOConversionError(f"cannot parse the StableHLO module: {error}") \
+                from error
+
+
+def location(op) -> str:
+    """The MLIR location of ``op`` as text (``loc("jit(f)/add"(...))``, ``loc("-":3:10)``)."""
+    text = str(op.location)
+    return text[4:-1] if text.startswith("loc(") and text.endswith(")") else text
+
+
+def element_dtype(element_type) -> str:
+    """The irlib dtype of an MLIR element type.
+
+    Raises:
+        StableHLOOpNotImplemented: for element types irlib has no dtype for.
+    """
+    name = str(element_type)
+    dtype = _DTYPES.get(name)
+    if dtype is None:
+        raise StableHLOOpNotImplemented(f"element type {name} is not supported", [])
+    return dtype
+
+
+def tensor_info(mlir_type):
+    """``(shape, dtype)`` of a ranked tensor type; ``None`` for a ``?`` dim. Raises
+    StableHLOOpNotImplemented for unranked tensors, tokens and other types."""
+    ir, _ = bindings()
+    try:
+        ranked = ir.RankedTensorType(mlir_type)
+    except (ValueError, TypeError) as error:
+        raise StableHLOOpNotImplemented(f"values of type {mlir_type} are not supported", []) \
+            from error
+    shaped = ir.ShapedType(mlir_type)
+    shape = tuple(None if shaped.is_dynamic_dim(i) else int(shaped.get_dim_size(i))
+                  for i in range(ranked.rank))
+    return shape, element_dtype(ranked.element_type)
+
+
+def is_tuple_type(mlir_type) -> bool:
+    """Whether ``mlir_type`` is an MLIR ``tuple<...>``."""
+    return cast(mlir_type, "TupleType") is not None
+
+
+def dense_value(attr, mlir_type) -> np.ndarray:
+    """The numpy value of a dense elements attribute of tensor type ``mlir_type``.
+
+    Raises:
+        StableHLOOpNotImplemented: for element types the bindings cannot hand over (bf16 or
+            complex non-splat constants).
+    """
+    ir, _ = bindings()
+    shape, dtype = tensor_info(mlir_type)
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            value = ir.FloatAttr(dense.get_splat_value()).value
+            return np.full(shape, value, dtype=ml_dtypes.bfloat16)
+        raise StableHLOOpNotImplemented("non-splat bfloat16 constants are not supported", [])
+    try:
+        array = np.array(attr)
+    except Exception as error:  # the bindings refuse complex and other element types
+        raise StableHLOOpNotImplemented(f"constants of type {mlir_type} are not supported",
+                                        []) from error
+    if array.shape != shape:
+        array = np.broadcast_to(array.reshape(()) if array.size == 1 else array, shape)
+    return np.array(array, dtype=dtype, order="C")
+
+
+def attributes(op) -> dict:
+    """The attributes of ``op`` as ``{name: Attribute}``."""
+    attrs = op.attributes
+    found = {}
+    for item in attrs:  # names in recent bindings, NamedAttribute objects in older ones
+        if isinstance(item, str):
+            found[item] = attrs[item]
+        else:
+            found[item.name] = item.attr
+    return found
+
+
+def cast(obj, kind: str):
+    """``obj`` as binding class ``ir.<kind>`` (``"OpResult"``, ``"ArrayAttr"``, ...), or None
+    when it is not one (the bindings raise on a failed cast; older ones had ``isinstance``)."""
+    ir, _ = bindings()
+    cls = getattr(ir, kind, None)
+    if cls is None:
+        return None
+    if isinstance(obj, cls):
+        return obj
+    try:
+        return cls(obj)
+    except (ValueError, TypeError):
+        return None
+
+
+def int_list(attr) -> list:
+    """The integers of a ``DenseI64ArrayAttr``/``DenseIntElementsAttr``/``ArrayAttr``/
+    ``DenseBoolArrayAttr`` as a list (``[]`` for None)."""
+    if attr is None:
+        return []
+    ir, _ = bindings()
+    for kind in ("DenseI64ArrayAttr", "DenseI32ArrayAttr", "DenseBoolArrayAttr"):
+        found = cast(attr, kind)
+        if found is not None:
+            return [int(v) for v in found]
+    found = cast(attr, "DenseIntElementsAttr")
+    if found is not None:
+        return [int(v) for v in np.array(found).reshape(-1)]
+    found = cast(attr, "ArrayAttr")
+    if found is not None:
+        return [int(ir.IntegerAttr(v).value) for v in found]
+    found = cast(attr, "IntegerAttr")
+    if found is not None:
+        return [int(found.value)]
+    raise StableHLOConversionError(f"expected a list of integers, got {attr}")
+
+
+def int_value(attr, default=None):
+    """The value of an ``IntegerAttr`` (``default`` for None)."""
+    if attr is None:
+        return default
+    ir, _ = bindings()
+    return int(ir.IntegerAttr(attr).value)
+
+
+def float_value(attr, default=None):
+    """The value of a ``FloatAttr`` (``default`` for None)."""
+    if attr is None:
+        return default
+    ir, _ = bindings()
+    return float(ir.FloatAttr(attr).value)
+
+
+def str_value(attr, default=None):
+    """The value of a ``StringAttr`` or a symbol reference (``default`` for None)."""
+    if attr is None:
+        return default
+    for kind in ("StringAttr", "FlatSymbolRefAttr"):
+        found = cast(attr, kind)
+        if found is not None:
+            return found.value
+    return str(attr)
+
+
+def bool_value(attr, default=False) -> bool:
+    """The value of a ``BoolAttr`` (``default`` for None)."""
+    if attr is None:
+        return default
+    ir, _ = bindings()
+    return bool(ir.BoolAttr(attr).value)
+
+
+def enum_value(attr, kind: str) -> str:
+    """The value of a StableHLO enum attribute (``kind``: ``"ComparisonDirectionAttr"``,
+    ``"ComparisonTypeAttr"``, ...), e.g. ``"LT"``."""
+    _, stablehlo = bindings()
+    return str(getattr(stablehlo, kind)(attr).value)
+
+
+def dim_numbers(attr, kind: str):
+    """The StableHLO dimension-numbers attribute ``attr`` as its binding class ``kind``
+    (``"DotDimensionNumbers"``, ``"ConvDimensionNumbers"``, ``"GatherDimensionNumbers"``,
+    ``"ScatterDimensionNumbers"``)."""
+    _, stablehlo = bindings()
+    return getattr(stablehlo, kind)(attr)
+
+
+def padding_pairs(attr, rank: int) -> list:
+    """A ``(rank, 2)`` padding attribute as ``[(low, high), ...]`` (zeros for None)."""
+    if attr is None:
+        return [(0, 0)] * rank
+    values = int_list(attr)
+    return [(values[2 * i], values[2 * i + 1]) for i in range(len(values) // 2)]

@@ -1,0 +1,214 @@
+"""Indexing: ``gather``, ``scatter``, ``sort`` and ``chlo.top_k``.
+
+``gather`` and ``scatter`` are supported in the forms jnp indexing emits: every indexed
+operand dim is indexed by a point (slice size 1; a full-size slice along an indexed dim
+ignores its index, as StableHLO's clamping makes it 0) and every other dim is taken whole.
+Batching dims (``take_along_axis``) are indexed by an iota. The operand is transposed so its
+indexed dims come first; the index vectors (clamped into bounds, as StableHLO clamps gather
+starts) feed ``take`` (one indexed dim) or ``gather_nd``, and ``scatter_nd`` (update and add
+bodies). Scatter indices must be in bounds (StableHLO skips out-of-bounds updates; irlib's
+``scatter_nd`` does not).
+
+``sort`` with a comparator that compares one operand (JAX's comparators, NaN handling
+included) becomes ``argsort`` of that key, and every operand is reordered by it (``gather``
+along the axis); an ascending sort of one operand is ``sort``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import StableHLOOpNotImplemented
+from ..mlir import attributes, dim_numbers, int_list, int_value, tensor_info
+from ..registry import converter
+from . import bodies
+from .shape import reshape, transpose
+
+
+def _is_int(dim) -> bool:
+    return isinstance(dim, (int, np.integer)) and not isinstance(dim, bool)
+
+
+def _index_vectors(ctx, indices, index_vector_dim):
+    """``indices`` with the index vector as its last axis (added when implicit)."""
+    rank = ctx.ndim(indices)
+    if index_vector_dim >= rank:
+        return ctx.emit("expand_dims", indices, axis=rank)
+    order = [a for a in range(rank) if a != index_vector_dim] + [index_vector_dim]
+    return transpose(ctx, indices, order)
+
+
+def _point_indices(ctx, operand_shape, indices, index_map, batching, batching_index_dims,
+                   index_vector_dim, window_sizes):
+    """The index vectors of a point gather/scatter: ``(vectors, indexed_dims)``.
+
+    ``vectors`` has shape ``batch + (M,)`` (int64, clamped into bounds) and ``indexed_dims``
+    lists the M operand dims they index, in order. Components along a dim whose window is the
+    whole dim are dropped; batching dims get an iota along their index batch dim.
+    """
+    vectors = ctx.cast(_index_vectors(ctx, indices, index_vector_dim), "int64")
+    batch_shape = list(ctx.shape(vectors)[:-1])
+    keep, dims = [], []
+    for k, d in enumerate(index_map):
+        if window_sizes[d] == 1:
+            keep.append(k)
+            dims.append(d)
+        elif not (_is_int(operand_shape[d]) and window_sizes[d] == operand_shape[d]):
+            raise StableHLOOpNotImplemented("a slice of run-time start along an indexed dim "
+                                            "that is neither a point nor the whole dim", [])
+    if len(keep) != len(index_map):
+        vectors = ctx.emit("take", vectors, ctx.const(np.array(keep, dtype=np.int64)),
+                           axis=-1, mode="clip")
+    parts = [vectors] if keep else []
+    # the batch dims of the index tensor, numbered without the index vector dim
+    for operand_dim, index_dim in zip(batching, batching_index_dims):
+        position = index_dim - (1 if index_dim > index_vector_dim else 0)
+        ramp = np.arange(batch_shape[position], dtype=np.int64).reshape(
+            [-1 if i == position else 1 for i in range(len(batch_shape))] + [1])
+        parts.append(ctx.emit("broadcast_to", ctx.const(ramp), shape=batch_shape + [1]))
+        dims.append(operand_dim)
+    if not parts:
+        raise StableHLOOpNotImplemented("a gather/scatter that indexes no dim", [])
+    vectors = parts[0] if len(parts) == 1 else ctx.emit(
+        "concatenate", ctx.make_tuple(parts), axis=-1)
+    highs = np.array([operand_shape[d] - 1 for d in dims], dtype=np.int64)
+    vectors = ctx.emit("minimum", ctx.emit("maximum", vectors, ctx.scalar(0, "int64")),
+                       ctx.const(highs))
+    return vectors, dims
+
+
+def _gather_points(ctx, data, vectors, count):
+    """``data`` (indexed dims first) gathered at ``vectors`` (``batch + (count,)``): shape
+    ``batch + data.shape[count:]``."""
+    if count == 1:
+        squeezed = ctx.emit("squeeze", vectors, axis=[ctx.ndim(vectors) - 1])
+        return ctx.emit("take", data, squeezed, axis=0, mode="clip")
+    rank = ctx.ndim(vectors)
+    moved = transpose(ctx, vectors, [rank - 1] + list(range(rank - 1)))
+    return ctx.emit("gather_nd", data, moved)
+
+
+@converter("stablehlo.gather", maps_to="take / gather_nd (+ transpose, reshape)",
+           note="point indices on indexed dims, whole other dims, batching dims")
+def _gather(ctx, op, inputs, attrs):
+    operand, indices = inputs
+    numbers = dim_numbers(attrs["dimension_numbers"], "GatherDimensionNumbers")
+    sizes = int_list(attrs["slice_sizes"])
+    shape = ctx.shape(operand)
+    rank = len(shape)
+    offset_dims = list(numbers.offset_dims)
+    collapsed = list(numbers.collapsed_slice_dims)
+    batching = list(numbers.operand_batching_dims)
+    index_map = list(numbers.start_index_map)
+    vector_dim = int(numbers.index_vector_dim)
+    vectors, dims = _point_indices(ctx, shape, indices, index_map, batching,
+                                   list(numbers.start_indices_batching_dims), vector_dim, sizes)
+    rest = [d for d in range(rank) if d not in dims]
+    for d in rest:
+        if not (_is_int(shape[d]) and sizes[d] == shape[d]) and sizes[d] != shape[d]:
+            raise StableHLOOpNotImplemented(f"a partial slice ({sizes[d]} of {shape[d]}) "
+                                            f"along the unindexed dim {d}", [])
+    data = transpose(ctx, operand, dims + rest)
+    out = _gather_points(ctx, data, vectors, len(dims))
+    batch_shape = list(ctx.shape(vectors)[:-1])
+    window = [d for d in range(rank) if d not in collapsed and d not in batching]
+    out = reshape(ctx, out, batch_shape + [1 if d in dims else shape[d] for d in window])
+    out_rank = len(batch_shape) + len(window)
+    order, batch_next = [], 0
+    for axis in range(out_rank):
+        if axis in offset_dims:
+            order.append(len(batch_shape) + offset_dims.index(axis))
+        else:
+            order.append(batch_next)
+            batch_next += 1
+    return transpose(ctx, out, order)
+
+
+def _check_scatter(op):
+    attrs = attributes(op)
+    count = (len(op.operands) - 1) // 2
+    if count != 1:
+        return f"{count} operands"
+    region = op.regions[0]
+    if bodies.is_update_body(region):
+        return None
+    kinds = bodies.pairwise_kinds(region, 1)
+    if kinds is None or kinds[0] != "add":
+        return "a body other than overwrite or add"
+    del attrs
+    return None
+
+
+@converter("stablehlo.scatter", maps_to="scatter_nd (+ transpose, reshape)",
+           note="overwrite and add bodies, point indices, whole other dims; in-bounds indices",
+           check=_check_scatter)
+def _scatter(ctx, op, inputs, attrs):
+    operand, indices, updates = inputs
+    numbers = dim_numbers(attrs["scatter_dimension_numbers"], "ScatterDimensionNumbers")
+    mode = "update" if bodies.is_update_body(op.regions[0]) else "add"
+    shape = ctx.shape(operand)
+    rank = len(shape)
+    window_dims = list(numbers.update_window_dims)
+    inserted = list(numbers.inserted_window_dims)
+    batching = list(numbers.input_batching_dims)
+    index_map = list(numbers.scatter_dims_to_operand_dims)
+    vector_dim = int(numbers.index_vector_dim)
+    window = [d for d in range(rank) if d not in inserted and d not in batching]
+    ushape = ctx.shape(updates)
+    sizes = [1] * rank
+    for d, u in zip(window, window_dims):
+        sizes[d] = ushape[u]
+    vectors, dims = _point_indices(ctx, shape, indices, index_map, batching,
+                                   list(numbers.scatter_indices_batching_dims), vector_dim,
+                                   sizes)
+    rest = [d for d in range(rank) if d not in dims]
+    for d in rest:
+        if sizes[d] != shape[d]:
+            raise StableHLOOpNotImplemented(f"a partial window ({sizes[d]} of {shape[d]}) "
+                                            f"along the unindexed dim {d}", [])
+    scatter_dims = [a for a in range(len(ushape)) if a not in window_dims]
+    upd = transpose(ctx, updates, scatter_dims + window_dims)
+    batch_shape = list(ctx.shape(vectors)[:-1])
+    upd = reshape(ctx, upd, batch_shape + [shape[d] for d in rest])
+    data = transpose(ctx, operand, dims + rest)
+    vrank = ctx.ndim(vectors)
+    moved = transpose(ctx, vectors, [vrank - 1] + list(range(vrank - 1)))
+    out = ctx.emit("scatter_nd", data, moved, ctx.cast(upd, ctx.dtype(operand)), mode=mode)
+    order = dims + rest
+    return transpose(ctx, out, [order.index(a) for a in range(rank)])
+
+
+# -- sorting -------------------------------------------------------------------------------
+def _check_sort(op):
+    found = bodies.comparison(op.regions[0])
+    if found is None:
+        return "a comparator that is not one comparison of one operand"
+    direction, lhs, rhs = found
+    if direction not in ("LT", "GT") or lhs // 2 != rhs // 2 or lhs == rhs:
+        return "a comparator that is not one LT/GT comparison of one operand"
+    return None
+
+
+@converter("stablehlo.sort", maps_to="sort / argsort + gather",
+           note="comparators ordering by one operand (LT or GT), any number of operands",
+           check=_check_sort)
+def _sort(ctx, op, inputs, attrs):
+    direction, lhs, rhs = bodies.comparison(op.regions[0])
+    key = lhs // 2
+    ascending = (direction == "LT") == (lhs < rhs)
+    axis = int_value(attrs.get("dimension"), -1)
+    if axis < 0:
+        axis += ctx.ndim(inputs[0])
+    if len(inputs) == 1 and ascending:
+        return ctx.emit("sort", inputs[0], axis=axis, is_ascend=True)
+    order = ctx.emit("argsort", inputs[key], axis=axis, is_ascend=ascending, dtype="int64")
+    return [ctx.emit("gather", x, order, axis=axis) for x in inputs]
+
+
+@converter("chlo.top_k", maps_to="topk", note="values and int32 indices along the last axis")
+def _top_k(ctx, op, inputs, attrs):
+    k = int_value(attrs["k"])
+    _, index_dtype = tensor_info(op.results[1].type)
+    result = ctx.emit("topk", inputs[0], k=k, axis=-1, ret_type="both", is_ascend=False,
+                      dtype=index_dtype)
+    return [ctx.tuple_get(result, 0), ctx.tuple_get(result, 1)]

@@ -1,0 +1,199 @@
+"""Reductions: ``reduce`` and ``reduce_window``.
+
+``reduce`` bodies that apply one of add/multiply/max/min/and/or to each operand's pair become
+``sum``/``prod``/``max``/``min``/``all``/``any`` (the init value is combined in unless it is
+the identity); JAX's argmax/argmin reducer over ``(values, iota)`` becomes
+``max``/``min`` + ``argmax``/``argmin``.
+
+``reduce_window`` with a max/min/add body over 1 to 3 windowed axes becomes
+``nn.max_pool{1,2,3}d`` (min as ``-max_pool(-x)``) or ``nn.avg_pool{1,2,3}d`` with
+``count_include_pad`` times the window size (sum pooling); the other axes are folded into the
+pool's channel axis. The cumulative-sum window JAX emits for ``jnp.cumsum`` (and
+``cumprod``) becomes ``cumsum``/``cumprod``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import StableHLOOpNotImplemented
+from ..mlir import attributes, int_list, padding_pairs, tensor_info
+from ..registry import converter
+from . import bodies
+from .shape import reshape, transpose
+
+_REDUCE_OPS = {"add": "sum", "mul": "prod", "max": "max", "min": "min", "and": "all",
+               "or": "any"}
+_COMBINE = {"add": "add", "mul": "multiply", "max": "maximum", "min": "minimum",
+            "and": "logical_and", "or": "logical_or"}
+
+
+def _identity(kind: str, dtype: str):
+    np_dtype = np.dtype(dtype) if dtype != "bfloat16" else np.dtype("float32")
+    if kind == "add":
+        return 0
+    if kind == "mul":
+        return 1
+    if kind == "and":
+        return True
+    if kind == "or":
+        return False
+    if np_dtype.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    if np_dtype.kind == "b":
+        return kind == "min"
+    info = np.iinfo(np_dtype)
+    return info.min if kind == "max" else info.max
+
+
+def _is_identity(ctx, init, kind: str) -> bool:
+    value = ctx.const_value(init)
+    return value is not None and value.size == 1 and \
+        bool(value.reshape(()) == _identity(kind, str(value.dtype)))
+
+
+def _check_reduce(op):
+    count = len(op.operands) // 2
+    region = op.regions[0]
+    if bodies.pairwise_kinds(region, count) is not None:
+        return None
+    if count == 2 and bodies.arg_reducer(region) is not None:
+        return None
+    return "a reducer body other than add/multiply/max/min/and/or per operand or argmax/argmin"
+
+
+def _combine(ctx, kind, value, init):
+    if _is_identity(ctx, init, kind):
+        return value
+    name = _COMBINE[kind]
+    if ctx.dtype(value) == "bool" and kind in ("max", "min"):
+        name = "logical_or" if kind == "max" else "logical_and"
+    return ctx.emit(name, value, init)
+
+
+def _reduce_one(ctx, kind, x, init, axes):
+    name = _REDUCE_OPS[kind]
+    if ctx.dtype(x) == "bool" and kind in ("add", "max", "min", "mul"):
+        name = {"add": "any", "max": "any", "min": "all", "mul": "all"}[kind]
+    if not axes:
+        out = x
+    else:
+        out = ctx.emit(name, x, axis=list(axes), keepdims=False)
+    return _combine(ctx, kind, out, init)
+
+
+@converter("stablehlo.reduce", maps_to="sum/prod/max/min/all/any, argmax/argmin",
+           note="one add/multiply/max/min/and/or per operand, or JAX's argmax/argmin body",
+           check=_check_reduce)
+def _reduce(ctx, op, inputs, attrs):
+    count = len(inputs) // 2
+    operands, inits = inputs[:count], inputs[count:]
+    axes = int_list(attrs["dimensions"])
+    region = op.regions[0]
+    kinds = bodies.pairwise_kinds(region, count)
+    if kinds is not None:
+        return [_reduce_one(ctx, kind, x, init, axes)
+                for kind, x, init in zip(kinds, operands, inits)]
+    kind = bodies.arg_reducer(region)
+    if kind is None or len(axes) != 1:
+        raise StableHLOOpNotImplemented("this reducer body", [])
+    values, indices = operands
+    axis = axes[0]
+    expected = np.arange(ctx.shape(values)[axis]).reshape(
+        [-1 if i == axis else 1 for i in range(ctx.ndim(values))])
+    index_value = ctx.const_value(indices)
+    if index_value is None or not np.array_equal(index_value, np.broadcast_to(
+            expected, index_value.shape)):
+        raise StableHLOOpNotImplemented("an argmax/argmin reducer over indices other than "
+                                        "an iota along the reduced axis", [])
+    best = ctx.emit(_REDUCE_OPS[kind], values, axis=[axis], keepdims=False)
+    where = ctx.emit("argmax" if kind == "max" else "argmin", values, axis=[axis],
+                     keepdims=False)
+    return [_combine(ctx, kind, best, inits[0]), ctx.cast(where, ctx.dtype(indices))]
+
+
+# -- reduce_window ---------------------------------------------------------------------------
+def _window_attrs(op, rank):
+    attrs = attributes(op)
+    window = int_list(attrs["window_dimensions"])
+    strides = int_list(attrs.get("window_strides")) or [1] * rank
+    base = int_list(attrs.get("base_dilations")) or [1] * rank
+    dilations = int_list(attrs.get("window_dilations")) or [1] * rank
+    padding = padding_pairs(attrs.get("padding"), rank)
+    return window, strides, base, dilations, padding
+
+
+def _check_reduce_window(op):
+    count = len(op.operands) // 2
+    kinds = bodies.pairwise_kinds(op.regions[0], count)
+    if count != 1 or kinds is None or kinds[0] not in ("add", "max", "min", "mul"):
+        return "a body other than one add/max/min/multiply"
+    rank = len(tensor_info(op.operands[0].type)[0])
+    window, strides, base, dilations, padding = _window_attrs(op, rank)
+    if any(b != 1 for b in base):
+        return "base dilation"
+    windowed = [a for a in range(rank) if window[a] != 1 or strides[a] != 1 or
+                padding[a] != (0, 0)]
+    if len(windowed) > 3:
+        return f"{len(windowed)} windowed axes"
+    if kinds[0] == "mul" and not _is_cumulative(window, strides, dilations, padding, windowed):
+        return "a multiply window that is not a cumulative product"
+    return None
+
+
+def _is_cumulative(window, strides, dilations, padding, windowed):
+    if len(windowed) != 1:
+        return False
+    axis = windowed[0]
+    size = window[axis]
+    return strides[axis] == 1 and dilations[axis] == 1 and padding[axis] == (size - 1, 0)
+
+
+@converter("stablehlo.reduce_window",
+           maps_to="nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d (sum), cumsum/cumprod",
+           note="max/min/add bodies over 1-3 windowed axes with strides, padding and window "
+                "dilation; cumulative add/multiply windows; no base dilation",
+           check=_check_reduce_window)
+def _reduce_window(ctx, op, inputs, attrs):
+    x, init = inputs
+    rank = ctx.ndim(x)
+    kind = bodies.pairwise_kinds(op.regions[0], 1)[0]
+    window, strides, base, dilations, padding = _window_attrs(op, rank)
+    windowed = [a for a in range(rank) if window[a] != 1 or strides[a] != 1 or
+                padding[a] != (0, 0)]
+    if not windowed:
+        return _combine(ctx, kind, x, init)
+    if _is_cumulative(window, strides, dilations, padding, windowed) and \
+            kind in ("add", "mul") and window[windowed[0]] == ctx.shape(x)[windowed[0]]:
+        out = ctx.emit("cumsum" if kind == "add" else "cumprod", x, axis=windowed[0])
+        return _combine(ctx, kind, out, init)
+    if kind == "mul":
+        raise StableHLOOpNotImplemented("a multiply window", [])
+    shape = ctx.static_shape(x)
+    if shape is None:
+        raise StableHLOOpNotImplemented("reduce_window over a dynamic shape", [])
+    rest = [a for a in range(rank) if a not in windowed]
+    channels = int(np.prod([shape[a] for a in rest])) if rest else 1
+    data = transpose(ctx, x, rest + windowed)
+    data = reshape(ctx, data, [1, channels] + [shape[a] for a in windowed])
+    if kind == "min":
+        data = ctx.emit("negative", data)
+    nsp = len(windowed)
+    pool_attrs = dict(pool_size=[window[a] for a in windowed],
+                      strides=[strides[a] for a in windowed],
+                      dilation=[dilations[a] for a in windowed],
+                      padding=[padding[a][0] for a in windowed] +
+                              [padding[a][1] for a in windowed])
+    if kind in ("max", "min"):
+        out = ctx.emit(f"nn.max_pool{nsp}d", data, **pool_attrs)
+        if kind == "min":
+            out = ctx.emit("negative", out)
+    else:
+        out = ctx.emit(f"nn.avg_pool{nsp}d", data, count_include_pad=True, **pool_attrs)
+        size = int(np.prod([window[a] for a in windowed]))
+        out = ctx.emit("multiply", out, ctx.scalar(size, ctx.dtype(out)))
+    out_spatial = list(ctx.shape(out)[2:])
+    out = reshape(ctx, out, [shape[a] for a in rest] + out_spatial)
+    order = rest + windowed
+    out = transpose(ctx, out, [order.index(a) for a in range(rank)])
+    return _combine(ctx, kind, out, init)
