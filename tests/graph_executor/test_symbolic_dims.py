@@ -386,3 +386,17 @@ def test_zero_copy_inputs_and_outputs():
     gmod.set_input_zero_copy("b", np.ones((4, 3), F32))
     with pytest.raises(GraphInputError, match=r"output.*shape \(3, 3\).*\(4, 3\)"):
         gmod.run()
+
+
+def test_benchmark_and_run_from_inputs_work_on_symbolic_graphs():
+    gmod, _ = _gmod(_pair_module())
+    a, b = np.ones((2, 3), F32), np.full((2, 3), 2, F32)
+    result = gmod.benchmark(interp.cpu(0), repeat=2, number=2, a=a, b=b)
+    assert len(result.results) == 2
+    end_to_end = gmod.benchmark(interp.cpu(0), repeat=2, number=1, end_to_end=True,
+                                a=np.ones((5, 3), F32), b=np.ones((5, 3), F32))
+    assert len(end_to_end.results) == 2
+    outputs = gmod.module["run_from_inputs"](1, 0, "a", a, "b", b)
+    np.testing.assert_array_equal(outputs[0].numpy(), a + b)
+    shapes, dtypes = gmod.get_input_info()
+    assert shapes == {"a": ("n", 3), "b": ("n", 3)} and dtypes["a"] == F32
