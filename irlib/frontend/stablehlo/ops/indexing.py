@@ -151,7 +151,7 @@ def _scatter(ctx, op, inputs, attrs):
     window_dims = list(numbers.update_window_dims)
     inserted = list(numbers.inserted_window_dims)
     batching = list(numbers.input_batching_dims)
-    index_map = list(numbers.scatter_dims_to_operand_dims)
+    index_map = list(numbers.scattered_dims_to_operand_dims)
     vector_dim = int(numbers.index_vector_dim)
     window = [d for d in range(rank) if d not in inserted and d not in batching]
     ushape = ctx.shape(updates)

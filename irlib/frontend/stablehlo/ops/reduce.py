@@ -136,7 +136,7 @@ def _check_reduce_window(op):
                 padding[a] != (0, 0)]
     if len(windowed) > 3:
         return f"{len(windowed)} windowed axes"
-    if kinds[0] == "mul" and not _is_cumulative(window, strides, dilations, padding, windowed):
+    if kinds[0] == "mul" and windowed and not _is_cumulative(window, strides, dilations, padding, windowed):
         return "a multiply window that is not a cumulative product"
     return None
 
