@@ -100,7 +100,9 @@ class Context:
         """A typed constant (``value`` a numpy array, a torch tensor or a Python scalar)."""
         if hasattr(value, "detach") and hasattr(value, "numpy"):
             value = value.detach().cpu().numpy()
-        array = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        array = np.asarray(value, dtype=dtype)
+        if not array.flags.c_contiguous:  # (ascontiguousarray would make a scalar 1-D)
+            array = array.copy(order="C")
         return self.set_type(E.Constant(NDArray(array)), TensorType(array.shape,
                                                                      str(array.dtype)))
 
@@ -118,7 +120,7 @@ class Context:
         key = id(tensor)
         if key in self._weights:
             return self._weights[key][1]
-        array = np.ascontiguousarray(tensor.detach().cpu().numpy())
+        array = tensor.detach().cpu().numpy().copy(order="C")
         if self.keep_params_as_input:
             var = self.new_var(name, TensorType(array.shape, str(array.dtype)))
             self.weight_vars.append(var)

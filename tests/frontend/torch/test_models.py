@@ -1,0 +1,71 @@
+"""Whole models written in plain torch (tests/frontend/torch/_models.py) imported with from_fx
+and from_exported_program: outputs equal torch eager on the interpreter and the graph
+executor; keep_params_as_input + detach_params gives the same outputs."""
+
+import numpy as np
+import pytest
+import torch
+from torch import fx
+
+from irlib.frontend import detach_params
+from irlib.frontend.torch import from_exported_program, from_fx
+
+from . import _models
+from ._running import EXECUTORS, assert_close, check_module, eager, input_info, run
+
+MODELS = ["resnet18", "mobilenet_v2", "bert", "gpt2_block", "mha", "lstm"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_matches_eager(name):
+    model = _models.make(name)
+    inputs = _models.example_inputs(name)
+    check_module(model, inputs)
+
+
+@pytest.mark.parametrize("name", ["resnet18", "bert", "lstm"])
+def test_model_decomposed_export(name):
+    """The core-ATen program (run_decompositions) converts too."""
+    model = _models.make(name)
+    inputs = _models.example_inputs(name)
+    check_module(model, inputs, fx_path=False, decompose=True, executors=("debug",))
+
+
+@pytest.mark.parametrize("name", ["resnet18", "bert", "gpt2_block"])
+@pytest.mark.parametrize("path", ["fx", "export"])
+def test_keep_params_as_input_and_detach(name, path):
+    model = _models.make(name)
+    inputs = _models.example_inputs(name)
+    expected = eager(model, inputs)
+    if path == "fx":
+        mod = from_fx(fx.symbolic_trace(model), input_info(inputs), keep_params_as_input=True)
+    else:
+        mod = from_exported_program(torch.export.export(model, inputs),
+                                    keep_params_as_input=True)
+    main = mod["main"]
+    assert main.attrs["num_input"] == len(inputs)
+    weights = main.params[len(inputs):]
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    assert len(weights) == len(main.attrs["params"]) > 0
+    for var, value in zip(weights, main.attrs["params"]):
+        shape = tuple(var.type_annotation.shape)
+        assert value.numpy().shape == shape
+    # every weight value is one of the model's tensors (the names tell which)
+    for var, value in zip(weights, main.attrs["params"]):
+        key = var.name_hint
+        if path == "export" or key in state:
+            assert key in state, key
+            np.testing.assert_array_equal(value.numpy(), state[key].detach().numpy())
+    detached, params = detach_params(mod)
+    assert "params" not in detached["main"].attrs
+    arrays = [t.numpy() for t in inputs] + [p.numpy() for p in params["main"]]
+    for executor in EXECUTORS:
+        assert_close(run(detached, arrays, executor), expected, what=f"{path}/{executor}")
+
+
+def test_model_weights_folded_by_default():
+    model = _models.make("resnet18")
+    inputs = _models.example_inputs("resnet18")
+    mod = from_fx(fx.symbolic_trace(model), input_info(inputs))
+    assert len(mod["main"].params) == 1
+    assert mod["main"].attrs is None or "params" not in mod["main"].attrs
