@@ -1,0 +1,153 @@
+"""from_stablehlo itself: module objects, input_info, symbolic dims from jax.export, private
+calls and composites, custom calls, the unsupported-op error (every op with its location),
+and the other errors."""
+
+import numpy as np
+import pytest
+
+from ._helpers import jax, lower, run, check
+
+from irlib import IRError  # noqa: E402
+from irlib.frontend import ConversionError, OpNotImplemented  # noqa: E402
+from irlib.frontend.stablehlo import (StableHLOConversionError,  # noqa: E402
+                                      StableHLOOpNotImplemented, from_stablehlo,
+                                      supported_ops)
+from irlib.ir.dims import size_var  # noqa: E402
+
+jnp = jax.numpy
+lax = jax.lax
+
+
+def _rand(seed, shape):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def test_module_object_and_main_signature():
+    from jaxlib.mlir import ir
+    from irlib.frontend.stablehlo.mlir import context
+    text = lower(lambda x, y: (x * y, x + 1), _rand(0, (2, 3)), _rand(1, (2, 3)))
+    with context():
+        module = ir.Module.parse(text)
+    mod = from_stablehlo(module)
+    main = mod["main"]
+    assert [p.name_hint for p in main.params] == ["arg0", "arg1"]
+    x, y = _rand(0, (2, 3)), _rand(1, (2, 3))
+    got = run(mod, "debug", [x, y])
+    np.testing.assert_allclose(got[0], x * y, rtol=1e-6)
+    np.testing.assert_allclose(got[1], x + 1, rtol=1e-6)
+
+
+def _export_text(function, *specs):
+    from jax import export
+    exported = export.export(jax.jit(function))(*specs)
+    return exported.mlir_module()
+
+
+def test_symbolic_batch_from_jax_export():
+    from jax import export
+    b, = export.symbolic_shape("b")
+    w = _rand(1, (4, 5))
+
+    def f(x):
+        h = jnp.tanh(x @ w)
+        return h.sum(axis=1) + jnp.ones((x.shape[0],), jnp.float32), h.reshape(-1)
+    text = _export_text(f, jax.ShapeDtypeStruct((b, 4), np.float32))
+    mod = from_stablehlo(text)
+    param_type = mod["main"].params[0].type_annotation
+    assert param_type.shape[0] == size_var("b")
+    for batch in (1, 3, 6):
+        x = _rand(batch, (batch, 4))
+        want = [np.asarray(v) for v in jax.jit(f)(x)]
+        for executor in ("debug", "graph"):
+            got = run(mod, executor, [x])
+            for g, e in zip(got, want):
+                np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+def test_input_info_names_dims_and_checks_arity():
+    text = lower(lambda x: x * 2, _rand(0, (3, 4)))
+    mod = from_stablehlo(text, input_info=[((3, 4), "float32")])
+    assert tuple(mod["main"].params[0].type_annotation.shape) == (3, 4)
+    with pytest.raises(StableHLOConversionError, match="input_info has 2 entries"):
+        from_stablehlo(text, input_info=[((3, 4), "float32"), ((1,), "float32")])
+    with pytest.raises(StableHLOConversionError, match="rank 1"):
+        from_stablehlo(text, input_info=[((12,), "float32")])
+
+
+def test_private_calls_are_inlined_and_composites_decomposed():
+    def helper(v):
+        return jnp.where(v > 0, v, 0.1 * v)
+
+    def f(x):
+        a = jax.jit(helper)(x)
+        return jax.jit(helper)(a - 1), jnp.argmax(x, axis=0)
+    check(f, _rand(0, (4, 3)))
+    composite_text = """
+    func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = stablehlo.composite "my.double" %arg0 {decomposition = @double} : (tensor<3xf32>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }
+    func.func private @double(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = stablehlo.add %arg0, %arg0 : tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }"""
+    mod = from_stablehlo(composite_text)
+    x = _rand(1, (3,))
+    np.testing.assert_allclose(run(mod, "debug", [x])[0], 2 * x, rtol=1e-6)
+
+
+def test_unsupported_ops_listed_with_locations():
+    text = """
+    func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<2x2xf32>,
+                           %arg2: tensor<3xi32>) -> tensor<3xf32> {
+      %0 = stablehlo.cosine %arg0 : tensor<3xf32>
+      %1 = stablehlo.popcnt %arg2 : tensor<3xi32>
+      %2 = stablehlo.custom_call @my_kernel(%0) : (tensor<3xf32>) -> tensor<3xf32>
+      %3 = stablehlo.cholesky %arg1, lower = true : tensor<2x2xf32>
+      return %2 : tensor<3xf32>
+    }"""
+    with pytest.raises(StableHLOOpNotImplemented) as info:
+        from_stablehlo(text)
+    error = info.value
+    assert isinstance(error, OpNotImplemented) and isinstance(error, IRError)
+    names = [name for name, _ in error.ops]
+    assert names == ["stablehlo.popcnt", "stablehlo.custom_call (target @my_kernel)",
+                     "stablehlo.cholesky"]
+    lines = [int(loc.split(":")[1]) for _, loc in error.ops]
+    assert lines == [5, 6, 7]
+    for name in ("stablehlo.popcnt", "@my_kernel", "stablehlo.cholesky", '"-":5:'):
+        assert name in str(error)
+
+
+def test_shape_assertion_custom_call_is_dropped():
+    from jax import export
+    b, = export.symbolic_shape("b")
+    text = _export_text(lambda x: x * 3, jax.ShapeDtypeStruct((b, 2), np.float32))
+    assert "shape_assertion" in text
+    mod = from_stablehlo(text)
+    x = _rand(0, (5, 2))
+    np.testing.assert_allclose(run(mod, "debug", [x])[0], x * 3, rtol=1e-6)
+
+
+def test_bad_inputs_raise_conversion_errors():
+    with pytest.raises(StableHLOConversionError, match="cannot parse"):
+        from_stablehlo("func.func @main( {")
+    with pytest.raises(StableHLOConversionError, match="expects MLIR text"):
+        from_stablehlo(42)
+    assert issubclass(StableHLOConversionError, ConversionError)
+    with pytest.raises(StableHLOConversionError, match="no function @main"):
+        from_stablehlo("""
+        func.func public @f(%a: tensor<f32>) -> tensor<f32> { return %a : tensor<f32> }
+        func.func public @g(%a: tensor<f32>) -> tensor<f32> { return %a : tensor<f32> }""")
+
+
+def test_registry_covers_the_issue_list():
+    ops = set(supported_ops())
+    for name in ("stablehlo.dot_general", "stablehlo.convolution", "stablehlo.reduce",
+                 "stablehlo.reduce_window", "stablehlo.broadcast_in_dim", "stablehlo.gather",
+                 "stablehlo.scatter", "stablehlo.sort", "stablehlo.while", "stablehlo.case",
+                 "stablehlo.if", "func.call", "stablehlo.composite", "stablehlo.custom_call",
+                 "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice", "stablehlo.pad",
+                 "stablehlo.iota", "stablehlo.tuple", "stablehlo.get_tuple_element",
+                 "chlo.erf", "stablehlo.logistic", "stablehlo.clamp", "stablehlo.select"):
+        assert name in ops, name
