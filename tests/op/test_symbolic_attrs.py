@@ -101,6 +101,9 @@ def test_reshape_symbolic_newshape_examples():
     assert infer(irlib.reshape(x, [-1, 2 * N, 32])) == TensorType((1, 2 * N, 32))
     flat = irlib.var("f", shape=(64 * N,))
     assert infer(irlib.reshape(flat, [N, -1])) == TensorType((N, 64))
+    packed = irlib.var("p", shape=(4 * N, 3))
+    assert infer(irlib.reshape(packed, [-4, N, -1, 0])) == TensorType((N, 4, 3))
+    assert infer(irlib.reshape(packed, [-4, -1, N, 0])) == TensorType((4, N, 3))
     with pytest.raises(irlib.TypeInferenceError, match="more than one -1"):
         infer(irlib.reshape(x, [N, -1, -1]))
 
