@@ -97,3 +97,25 @@ def test_substitute_attrs_shape_type():
     assert substitute_shape((n, n + 1), {"n": 2}) == (2, 3)
     assert substitute_type(TensorType((n, m), "float32"), {"n": 4}) == TensorType((4, m),
                                                                                   "float32")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 5), st.integers(0, 2), st.integers(0, 2)),
+                min_size=1, max_size=4),
+       st.integers(1, 4), st.integers(0, 2), st.integers(0, 1),
+       st.integers(1, 6), st.integers(1, 6))
+def test_floordiv_by_a_monomial_is_exact_division(terms, coeff, n_pow, m_pow, nv, mv):
+    # p * d // d == p for a monomial d = coeff * n**n_pow * m**m_pow (sizes are positive)
+    def power(var, exponent):
+        result = 1
+        for _ in range(exponent):
+            result = result * var
+        return result
+
+    poly = sum((c * power(n, a) * power(m, b) for c, a, b in terms), 0)
+    divisor = coeff * power(n, n_pow) * power(m, m_pow)
+    quotient = irlib.ir.dims.floordiv(poly * divisor, divisor)
+    assert quotient == poly
+    values = {"n": nv, "m": mv}
+    as_int = (lambda d: d.substitute(values) if isinstance(d, irlib.ir.dims.DimExpr) else d)
+    assert as_int(quotient) == (as_int(poly) * as_int(divisor)) // as_int(divisor)
