@@ -7,4 +7,4 @@ from ..threads import configure as _configure_threads
 
 _configure_threads()
 
-from . import conv, gemm, norm, pool, reduce, resize  # noqa: E402,F401
+from . import conv, gemm, indexing, norm, pool, reduce, resize  # noqa: E402,F401

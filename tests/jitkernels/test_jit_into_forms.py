@@ -121,3 +121,52 @@ def test_variance_other_dtypes(dtype):
     x = (np.arange(12).reshape(3, 4) * 1.5).astype(dtype)
     mean = x.mean(axis=1, keepdims=True).astype(dtype)
     check_kernel("variance", (x, mean), dict(axis=[1], keepdims=True))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, st.lists(st.integers(1, 5), min_size=1, max_size=3), st.data())
+def test_take_kernel_and_into(seed, shape, data):
+    rng = np.random.default_rng(seed)
+    x = randn(rng, *shape)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    mode = data.draw(st.sampled_from(["clip", "wrap", "fast"]))
+    extent = shape[axis]
+    low, high = (-extent, extent - 1) if mode == "fast" else (-2 * extent, 2 * extent)
+    index_shape = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2)))
+    indices = rng.integers(low, high + 1, size=index_shape).astype(
+        data.draw(st.sampled_from(["int32", "int64"])))
+    got, = check_kernel("take", (x, indices), dict(axis=axis, mode=mode))
+    fixed = {"clip": np.clip(indices, 0, extent - 1), "wrap": np.mod(indices, extent),
+             "fast": indices}[mode]
+    want = np.take(x, fixed, axis=axis)
+    np.testing.assert_array_equal(got, want)
+    out = np.full(want.shape, np.nan, np.float32)
+    assert _kernel("take").into(out, x, indices, axis=axis, mode=mode)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_take_forms_numpy_lacks_go_to_the_reference():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    check_kernel("take", (x, np.array([5, 30])), dict(axis=None))          # flattened
+    check_kernel("take", (x, np.array([[1, 0], [2, 2]])), dict(axis=2, batch_dims=1))
+    assert not _kernel("take").into(np.empty((2,), np.float32), x, np.array([5, 30]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, st.lists(st.integers(1, 6), min_size=1, max_size=3), st.data())
+def test_strided_slice_kernel_and_into(seed, shape, data):
+    x = randn(np.random.default_rng(seed), *shape)
+    begin, end, strides = [], [], []
+    for extent in shape:
+        step = data.draw(st.sampled_from([1, 2, -1]))
+        begin.append(data.draw(st.integers(-extent, extent - 1)))
+        end.append(data.draw(st.integers(-extent - 1, extent)))
+        strides.append(step)
+    attrs = dict(begin=begin, end=end, strides=strides)
+    got, = check_kernel("strided_slice", (x,), attrs)
+    want = x[tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]
+    np.testing.assert_array_equal(got, want)
+    out = np.full(want.shape, np.nan, np.float32)
+    assert _kernel("strided_slice").into(out, x, **attrs)
+    np.testing.assert_array_equal(out, want)
+    assert not _kernel("strided_slice").into(np.empty(want.shape + (2,), np.float32), x, **attrs)
