@@ -343,12 +343,9 @@ def _masked_fill(ctx, args, kwargs):
 
 def clamp(ctx, x, low=None, high=None):
     """``x`` limited to ``[low, high]`` (either bound may be None or a tensor)."""
-    if not ctx.is_tensor(low) and not ctx.is_tensor(high):
-        if ctx.dtype(x).startswith(("float", "bfloat")) or \
-                (low is None or isinstance(low, int)) and (high is None or isinstance(high, int)):
-            lo = -math.inf if low is None else float(low)
-            hi = math.inf if high is None else float(high)
-            return ctx.emit("clip", x, a_min=lo, a_max=hi)
+    if low is not None and high is not None and not ctx.is_tensor(low) and \
+            not ctx.is_tensor(high) and ctx.dtype(x).startswith(("float", "bfloat")):
+        return ctx.emit("clip", x, a_min=float(low), a_max=float(high))
     result = x
     if low is not None:
         result = binary(ctx, "maximum", result, low)

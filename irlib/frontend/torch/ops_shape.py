@@ -228,7 +228,8 @@ def _repeat(ctx, args, kwargs):
     return ctx.emit("tile", x, reps=reps)
 
 
-@converter(torch.repeat_interleave, "Tensor.repeat_interleave")
+@converter(torch.repeat_interleave, "Tensor.repeat_interleave",
+           aten.repeat_interleave.self_int)
 def _repeat_interleave(ctx, args, kwargs):
     x, repeats = args[0], arg(args, kwargs, 1, "repeats")
     dim = arg(args, kwargs, 2, "dim", None)

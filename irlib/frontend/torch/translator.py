@@ -100,6 +100,7 @@ def convert_nodes(ctx, graph, env: dict, modules=None, get_attr=None) -> object:
     def resolve(value):
         return fx.node.map_aggregate(value, lambda v: env[v] if isinstance(v, fx.Node) else v)
 
+    aliases: dict = {}  # node -> the nodes holding the same (mutated) tensor
     for node in graph.nodes:
         if node.op == "placeholder":
             continue
@@ -132,7 +133,12 @@ def convert_nodes(ctx, graph, env: dict, modules=None, get_attr=None) -> object:
             raise TorchConversionError(f"{where}: {type(error).__name__}: {error}") from error
         env[node] = result
         if _is_inplace(node) and node.args and isinstance(node.args[0], fx.Node):
-            env[node.args[0]] = result
+            # every node naming the mutated tensor (x, and y = x.add_(1)) sees the new value
+            group = aliases.setdefault(node.args[0], [node.args[0]])
+            group.append(node)
+            aliases[node] = group
+            for member in group:
+                env[member] = result
     raise TorchConversionError("the torch graph has no output node")
 
 
