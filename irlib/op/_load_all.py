@@ -28,6 +28,7 @@ from . import onnx_text_train_ops  # noqa: F401  (TfIdfVectorizer, ImageDecoder)
 from . import onnx_ml_ops  # noqa: F401  (ai.onnx.ml LabelEncoder, TreeEnsemble)
 from . import extern_call  # noqa: F401  (call_dps_packed: extern functions, nn custom kernels)
 from . import debug_io  # noqa: F401  (debug_io.call: nn's IO effect, print_/debug_func)
+from . import ccl  # noqa: F401  (ccl.*: collectives, run on MPI by interp.distributed)
 
 
 def _name_relation_errors() -> None:

@@ -444,3 +444,28 @@ def _(draw):
     token = np.array(draw(st.integers(0, 5)), "int64")
     return [token, fields], {"func_name": "tests.op.silent", "arg_kinds": kinds,
                              "scalars": [3, "s"]}
+
+
+# Collectives (irlib/op/ccl.py): this process is a one-worker run, so num_workers is 1; the
+# multi-process behaviour is tested under mpiexec in tests/distributed.
+@spec("ccl.allreduce")
+def _(draw):
+    dtype = draw(st.sampled_from(FLOATS + INTS))
+    return [arr(draw, shape(draw), dtype)], {
+        "op_type": draw(st.sampled_from(["sum", "prod", "min", "max", "avg"]))}
+
+
+@spec("ccl.allgather")
+def _(draw):
+    return [arr(draw, shape(draw, 1))], {"num_workers": 1}
+
+
+@spec("ccl.broadcast_from_worker0")
+def _(draw):
+    return [arr(draw, shape(draw))], {}
+
+
+@spec("ccl.scatter_from_worker0")
+def _(draw):
+    dims = shape(draw, 1)
+    return [arr(draw, dims)], {"num_workers": 1, "axis": axis_of(draw, len(dims))}

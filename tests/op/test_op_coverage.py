@@ -18,13 +18,19 @@ GRADIENT_HELPERS = {"nn.conv2d_backward_weight", "nn.max_pool2d_grad", "nn.avg_p
 # data adjoint depends on the grid), and ops with data-dependent or integer outputs.
 NO_GRADIENT = GRADIENT_HELPERS | {"image.grid_sample", "unique", "argwhere",
                                   "call_dps_packed",  # an opaque extern function
-                                  "debug_io.call"}  # an IO call: no values flow through it
+                                  "debug_io.call",  # an IO call: no values flow through it
+                                  # collectives: the adjoint depends on how the per-worker
+                                  # losses combine (tests/distributed)
+                                  "ccl.allreduce", "ccl.allgather",
+                                  "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0"}
 # Ops tested outside the tables (see the named tests).
 TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_reference
                     "arange",  # test_op_construct.test_arange
                     "argwhere",  # test_op_new_tensor.test_argwhere_matches_onnx_nonzero
                     "call_dps_packed",  # tests/op/test_extern_call.py
-                    "debug_io.call"}  # tests/op/test_debug_io.py, tests/frontend/nn/test_effects.py
+                    "debug_io.call",  # tests/op/test_debug_io.py, tests/frontend/nn/test_effects.py
+                    "ccl.allreduce", "ccl.allgather",  # tests/distributed (one and two
+                    "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0"}  # processes)
 
 
 # dyn.* ops (irlib/op/dyn.py, Relay's dynamic-shape namespace) and onnx.* ops
