@@ -13,3 +13,4 @@ from .effects import debug_func, print_  # noqa: F401
 
 from ._op_nn import *  # noqa: F401,F403
 from .extern import extern, tensor_expr_op, tensor_ir_op  # noqa: F401  (custom kernels)
+from ._op_ccl import *  # noqa: F401,F403  (collectives: ccl_allreduce, ...)
