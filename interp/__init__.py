@@ -19,6 +19,7 @@ from irlib.ndarray import Device, NDArray, cpu, cuda  # noqa: F401
 
 from . import nat, nd, testing, values  # noqa: F401
 from . import graph_executor  # noqa: F401
+from . import distributed  # noqa: F401  (installs the MPI provider of the ccl ops)
 from .build import build, load_module, run_model  # noqa: F401
 from .executor import BoundFunction, Executor, create_executor  # noqa: F401
 from .interpreter import Interpreter  # noqa: F401

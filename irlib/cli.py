@@ -6,11 +6,13 @@ input, and prints the output summary (shape, dtype, top-5 for classifiers) and t
 (median of the repeats). Each stage — import, optimize, compile, run — is shown as it goes.
 ``--target cpu`` (the default) builds the model for the graph executor (fused numba kernels);
 ``--target python`` runs it on the reference interpreter over the numpy implementations.
+``--np N`` runs it as N MPI processes (``interp.distributed``; docs/distributed.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -121,11 +123,36 @@ def summarize(output) -> list:
     return lines
 
 
+def _rank_argv(args) -> list:
+    """The ``irlib run`` arguments each rank of an ``--np N`` run gets (all but --np)."""
+    argv = ["-m", "irlib", "run", args.model, "--batch", str(args.batch), "--target",
+            args.target, "--opt-level", str(args.opt_level), "--repeat", str(args.repeat),
+            "--seed", str(args.seed)]
+    for item in args.input:
+        argv += ["--input", item]
+    return argv
+
+
+def launch_ranks(args) -> int:
+    """``irlib run MODEL --np N``: run the same command as N MPI processes under the
+    installed ``mpiexec`` (``interp.distributed.launch``); rank 0 prints the summary."""
+    from interp.distributed import DistributedError, launch
+    try:
+        return launch(_rank_argv(args), args.np, hostfile=args.hostfile).returncode
+    except DistributedError as error:
+        print(f"irlib run: {error}", file=sys.stderr)
+        return 1
+
+
 def run_command(args) -> int:
     """Build, optimize and run a model; print its output summary and latency."""
     import irlib
     import interp
 
+    if getattr(args, "np", 1) != 1 and interp.distributed.launched_size() <= 1:
+        return launch_ranks(args)
+    if interp.distributed.rank() != 0:     # one rank of an --np run: only rank 0 reports
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
     display = StageDisplay()
     print(f"irlib run {args.model} (batch {args.batch}, target {args.target}, "
           f"opt-level {args.opt_level})", flush=True)
@@ -185,6 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--opt-level", type=int, default=3, help="optimization level (default 3)")
     run.add_argument("--repeat", type=int, default=3, help="timed runs (default 3)")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    run.add_argument("--np", type=int, default=1, metavar="N",
+                     help="run as N MPI processes (mpiexec from the installed MPI; see "
+                          "docs/distributed.md); the model's ccl ops connect them")
+    run.add_argument("--hostfile", default=None,
+                     help="with --np: spread the processes over the machines of this file")
     run.set_defaults(handler=run_command)
     models = sub.add_parser("models", help="list the model names `irlib run` accepts")
     models.set_defaults(handler=models_command)
