@@ -130,6 +130,12 @@ class FusedKernel:
             static group). The generated source does not depend on those values, so one
             compiled kernel serves every size, and an anchor whose attributes mention
             them (``strided_slice`` ``end=[n]``) gets them substituted per call.
+        small_dense: for a group anchored on a symbolic ``nn.dense``, ``(kernel, data
+            slot, weight slot)`` of a second generated kernel computing the product with
+            numba's ``np.dot``; calls whose ``M*K*N`` is at most
+            :data:`INLINE_DENSE_MAX_FLOPS` run it (what a static build inlines), larger
+            ones the BLAS anchor. None otherwise.
+        small_source: that kernel's source.
     """
 
     def __init__(self, jit_fn, source: str, num_inputs: int, scalar_slots, anchor=None,
@@ -151,6 +157,8 @@ class FusedKernel:
             (anchor_type is not None and is_symbolic_shape(anchor_type[0])))
         self._sized_key, self._sized = None, None
         self._has_scalars = True        # set False by compile_primitive when no rank-0 array
+        self.small_dense = None         # (jitted fn, data slot, weight slot): see below
+        self.small_source = None
         self._local = threading.local()
 
     def _anchor_for(self, sizes: tuple) -> tuple:
@@ -203,6 +211,12 @@ class FusedKernel:
             args = [a.reshape(1) if a.ndim == 0 else a for a in arrays]
         else:
             args = list(arrays)
+        small = self.small_dense
+        if small is not None:
+            data, weight = arrays[small[1]], arrays[small[2]]
+            if data.shape[0] * data.shape[1] * weight.shape[0] <= INLINE_DENSE_MAX_FLOPS:
+                small[0](*args, *sizes)
+                return
         if self.anchor is not None:
             args.insert(self.num_inputs, self._anchor_value(arrays, sizes))
         self.jit_fn(*args, *sizes)
@@ -337,6 +351,7 @@ def compile_primitive(func: E.Function):
                 return None
         inputs[node] = "anchor"
         anchor_source = _inline_anchor(node, operands)
+        small_source = _inline_anchor(node, operands, symbolic=True)
         if anchor_source is None:
             fn, is_reference = _anchor_kernel(node.op.name)
             if fn is None:
@@ -359,6 +374,16 @@ def compile_primitive(func: E.Function):
             anchor_type = None
     kernel = FusedKernel(_load(source), source, len(group.arg_names), group.scalar_slots,
                          anchor, anchor_type, size_names)
+    if anchor is not None and small_source is not None:
+        # A symbolic nn.dense: small products (a decode step's GEMVs) run inside a second
+        # kernel on numba's np.dot, large ones on the BLAS anchor; the size decides per call.
+        try:
+            small = generate(group.arg_names, inputs, group.outputs, small_source, size_names)
+        except Unsupported:
+            small = None
+        if small is not None:
+            kernel.small_dense = (_load(small), anchor[1][0], anchor[1][1])
+            kernel.small_source = small
     if anchor_source is not None:
         kernel.anchor_op = group.anchors[0].op.name
     if any(len(o._checked_type.shape) == 0 for o in group.outputs):
@@ -374,17 +399,23 @@ single-threaded: see :mod:`jitkernels.threads`); larger ones run on numpy's thre
 as the anchor kernel. It is OpenBLAS's own threshold for going multi-threaded."""
 
 
-def _inline_anchor(node, operands):
-    """numba source computing a small ``nn.dense`` inside the kernel, or None."""
+def _inline_anchor(node, operands, symbolic: bool = False):
+    """numba source computing a small ``nn.dense`` inside the kernel, or None.
+
+    With ``symbolic=False``: for a static dense of at most :data:`INLINE_DENSE_MAX_FLOPS`.
+    With ``symbolic=True``: for a dense whose size is symbolic (the caller decides per call).
+    """
     if node.op.name != "nn.dense" or not all(isinstance(o, int) for o in operands):
         return None
     data, weight = node.args
     types = [data._checked_type, weight._checked_type, node._checked_type]
-    if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1:
+    if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1 \
+            or types[0].dtype not in FLOAT_DTYPES:
         return None
     (rows, depth), units = types[0].shape, types[1].shape[0]
-    if not all(isinstance(d, int) for d in (rows, depth, units)):
-        return None             # symbolic: the size decides, so BLAS (right for large sizes)
-    if int(rows) * int(depth) * int(units) > INLINE_DENSE_MAX_FLOPS:
+    is_static = all(isinstance(d, int) for d in (rows, depth, units))
+    if symbolic:
+        return None if is_static else f"np.dot(a{operands[0]}, a{operands[1]}.T)"
+    if not is_static or int(rows) * int(depth) * int(units) > INLINE_DENSE_MAX_FLOPS:
         return None
     return f"np.dot(a{operands[0]}, a{operands[1]}.T)"

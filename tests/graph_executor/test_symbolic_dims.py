@@ -125,12 +125,14 @@ def test_new_sizes_compile_nothing():
     assert all(k.size_names for k in kernels)
     _run(gmod, x=np.ones((1, 8), F32), cache=np.ones((1, 8), F32))
     loaded = len(codegen._COMPILED)
-    signatures = [len(k.jit_fn.signatures) for k in kernels]
-    assert all(count == 1 for count in signatures)
-    for n, c in [(2, 3), (5, 9), (1, 17), (4, 0), (3, 64)]:
+    jitted = [k.jit_fn for k in kernels] + [k.small_dense[0] for k in kernels
+                                            if k.small_dense is not None]
+    signatures = [len(fn.signatures) for fn in jitted]
+    assert all(count <= 1 for count in signatures)
+    for n, c in [(2, 3), (5, 9), (1, 17), (4, 0), (3, 64), (2000, 5)]:
         _run(gmod, x=np.ones((n, 8), F32), cache=np.ones((c, 8), F32))
     assert len(codegen._COMPILED) == loaded
-    assert [len(k.jit_fn.signatures) for k in kernels] == signatures
+    assert all(len(fn.signatures) <= 1 for fn in jitted)
     # Building the same program again reuses the same generated sources.
     _gmod(_chain_module(), params)
     assert len(codegen._COMPILED) == loaded
@@ -400,3 +402,24 @@ def test_benchmark_and_run_from_inputs_work_on_symbolic_graphs():
     np.testing.assert_array_equal(outputs[0].numpy(), a + b)
     shapes, dtypes = gmod.get_input_info()
     assert shapes == {"a": ("n", 3), "b": ("n", 3)} and dtypes["a"] == F32
+
+
+def test_symbolic_dense_runs_small_products_inline_and_large_ones_on_blas():
+    from jitkernels.codegen import INLINE_DENSE_MAX_FLOPS
+    x = irlib.var("x", shape=(N, 16), dtype=F32)
+    w = irlib.var("w", shape=(32, 16), dtype=F32)
+    bias = irlib.var("bias", shape=(32,), dtype=F32)
+    body = irlib.nn.relu(irlib.add(irlib.nn.dense(x, w), bias))
+    rng = np.random.default_rng(6)
+    params = {"w": rng.standard_normal((32, 16)).astype(F32),
+              "bias": rng.standard_normal(32).astype(F32)}
+    gmod, factory = _gmod(_module([x, w, bias], body), params)
+    kernels = [k for k in _compiled_kernels(factory) if k.anchor_op == "nn.dense"]
+    assert kernels and all(k.small_dense is not None for k in kernels)
+    assert "np.dot" in kernels[0].small_source and "np.dot" not in kernels[0].source
+    large = INLINE_DENSE_MAX_FLOPS // (16 * 32) + 5
+    for n in (1, 7, large):                      # inline, inline, BLAS anchor
+        value = rng.standard_normal((n, 16)).astype(F32)
+        got, = _run(gmod, x=value)
+        want = np.maximum(value @ params["w"].T + params["bias"], 0)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
