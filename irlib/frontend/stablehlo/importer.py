@@ -78,6 +78,8 @@ class Context:
         self.functions = functions
         self.types: dict = {}
         self.sym: dict = {}
+        self.offsets: dict = {}
+        self.iotas: dict = {}
         self.scope = Scope()
         self._inlining: list = []
 

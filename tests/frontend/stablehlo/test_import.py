@@ -151,3 +151,56 @@ def test_registry_covers_the_issue_list():
                  "stablehlo.iota", "stablehlo.tuple", "stablehlo.get_tuple_element",
                  "chlo.erf", "stablehlo.logistic", "stablehlo.clamp", "stablehlo.select"):
         assert name in ops, name
+
+
+_W = np.random.default_rng(7).standard_normal((8, 8)).astype(np.float32) * 0.3
+_K = np.random.default_rng(8).standard_normal((3, 3, 2, 4)).astype(np.float32)
+
+
+def _sym_mlp(x):
+    h = jax.nn.relu(x @ _W + 1.0)
+    return (jax.nn.softmax(h, -1), h.mean(0), jnp.argmax(h, -1), h[:, ::2],
+            jnp.concatenate([h, h], 0), jnp.sort(h, 0), h[jnp.array([0, -1])])
+
+
+def _sym_attention(x):
+    scores = jnp.einsum("bqd,bkd->bqk", x @ _W, x)
+    return jax.nn.softmax(scores, -1) @ x
+
+
+def _sym_conv(x):
+    y = lax.conv_general_dilated(x, _K, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return lax.reduce_window(y, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+
+def _sym_scan(x):
+    step = lambda h, xt: (jnp.tanh(h @ _W + xt), h.sum(-1))  # noqa: E731
+    return lax.scan(step, jnp.zeros((x.shape[1], 8), jnp.float32), x)
+
+
+def _sym_iota(x):
+    return x.reshape(x.shape[0] * 8), jnp.arange(x.shape[0]) * 2, x + jnp.arange(x.shape[0])[:, None]
+
+
+@pytest.mark.parametrize("function, spec, shapes", [
+    (_sym_mlp, ("b", 8), [(3, 8), (5, 8)]),
+    (_sym_attention, ("b", 4, 8), [(2, 4, 8)]),
+    (_sym_conv, ("b", 6, 6, 2), [(2, 6, 6, 2)]),
+    (_sym_scan, (5, "b", 8), [(5, 3, 8)]),
+    (_sym_iota, ("b", 8), [(3, 8)]),
+], ids=["mlp", "attention", "conv", "scan", "iota"])
+def test_symbolic_programs(function, spec, shapes):
+    from jax import export
+    b, = export.symbolic_shape("b")
+    dims = tuple(b if d == "b" else d for d in spec)
+    mod = from_stablehlo(_export_text(function, jax.ShapeDtypeStruct(dims, np.float32)))
+    assert size_var("b") in tuple(mod["main"].params[0].type_annotation.shape)
+    for index, shape in enumerate(shapes):
+        x = _rand(index, shape)
+        want = [np.asarray(v) for v in jax.tree_util.tree_leaves(jax.jit(function)(x))]
+        for executor in ("debug", "graph") if index == 0 else ("debug",):
+            got = run(mod, executor, [x])
+            assert len(got) == len(want)
+            for g, e in zip(got, want):
+                assert g.shape == e.shape
+                np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)

@@ -53,6 +53,10 @@ def _binary(irlib_op):
             left, right = ctx.sym_dims(inputs[0]), ctx.sym_dims(inputs[1])
             if left is not None and right is not None and len(left) == len(right):
                 ctx.set_sym(result, [arith(a, b) for a, b in zip(left, right)])
+            elif irlib_op == "add" and (left is None) != (right is None):
+                # a run-time start plus sizes known from the shapes (a slice's limit)
+                base, dims = (inputs[0], right) if left is None else (inputs[1], left)
+                ctx.offsets[result] = (base, dims)
         return result
     return convert
 

@@ -38,7 +38,7 @@ def _index_vectors(ctx, indices, index_vector_dim):
     return transpose(ctx, indices, order)
 
 
-def _point_indices(ctx, operand_shape, indices, index_map, batching, batching_index_dims,
+def _point_indices(ctx, operand, indices, index_map, batching, batching_index_dims,
                    index_vector_dim, window_sizes):
     """The index vectors of a point gather/scatter: ``(vectors, indexed_dims)``.
 
@@ -46,6 +46,7 @@ def _point_indices(ctx, operand_shape, indices, index_map, batching, batching_in
     lists the M operand dims they index, in order. Components along a dim whose window is the
     whole dim are dropped; batching dims get an iota along their index batch dim.
     """
+    operand_shape = ctx.shape(operand)
     vectors = ctx.cast(_index_vectors(ctx, indices, index_vector_dim), "int64")
     batch_shape = list(ctx.shape(vectors)[:-1])
     keep, dims = [], []
@@ -53,7 +54,7 @@ def _point_indices(ctx, operand_shape, indices, index_map, batching, batching_in
         if window_sizes[d] == 1:
             keep.append(k)
             dims.append(d)
-        elif not (_is_int(operand_shape[d]) and window_sizes[d] == operand_shape[d]):
+        elif window_sizes[d] != operand_shape[d]:
             raise StableHLOOpNotImplemented("a slice of run-time start along an indexed dim "
                                             "that is neither a point nor the whole dim", [])
     if len(keep) != len(index_map):
@@ -71,9 +72,13 @@ def _point_indices(ctx, operand_shape, indices, index_map, batching, batching_in
         raise StableHLOOpNotImplemented("a gather/scatter that indexes no dim", [])
     vectors = parts[0] if len(parts) == 1 else ctx.emit(
         "concatenate", ctx.make_tuple(parts), axis=-1)
-    highs = np.array([operand_shape[d] - 1 for d in dims], dtype=np.int64)
-    vectors = ctx.emit("minimum", ctx.emit("maximum", vectors, ctx.scalar(0, "int64")),
-                       ctx.const(highs))
+    if all(_is_int(operand_shape[d]) for d in dims):
+        highs = ctx.const(np.array([operand_shape[d] - 1 for d in dims], dtype=np.int64))
+    else:  # a symbolic dim: its size at run time
+        sizes = ctx.emit("shape_of", operand, dtype="int64")
+        highs = ctx.emit("subtract", ctx.emit("take", sizes, ctx.const(np.array(
+            dims, dtype=np.int64))), ctx.scalar(1, "int64"))
+    vectors = ctx.emit("minimum", ctx.emit("maximum", vectors, ctx.scalar(0, "int64")), highs)
     return vectors, dims
 
 
@@ -91,9 +96,23 @@ def _gather_points(ctx, data, vectors, count):
 @converter("stablehlo.gather", maps_to="take / gather_nd (+ transpose, reshape)",
            note="point indices on indexed dims, whole other dims, batching dims")
 def _gather(ctx, op, inputs, attrs):
-    operand, indices = inputs
     numbers = dim_numbers(attrs["dimension_numbers"], "GatherDimensionNumbers")
-    sizes = int_list(attrs["slice_sizes"])
+    return gather(ctx, inputs[0], inputs[1], numbers, int_list(attrs["slice_sizes"]))
+
+
+@converter("stablehlo.dynamic_gather", maps_to="take / gather_nd (+ transpose, reshape)",
+           note="as gather; slice sizes known from the argument shapes")
+def _dynamic_gather(ctx, op, inputs, attrs):
+    numbers = dim_numbers(attrs["dimension_numbers"], "GatherDimensionNumbers")
+    sizes = ctx.sym_dims(inputs[2])
+    if sizes is None:
+        raise StableHLOOpNotImplemented("slice sizes not known at import time", [])
+    return gather(ctx, inputs[0], inputs[1], numbers, sizes)
+
+
+def gather(ctx, operand, indices, numbers, sizes):
+    """StableHLO ``gather`` of ``operand`` at ``indices`` with dimension numbers ``numbers``
+    (the binding's ``GatherDimensionNumbers``) and slice sizes ``sizes``."""
     shape = ctx.shape(operand)
     rank = len(shape)
     offset_dims = list(numbers.offset_dims)
@@ -101,11 +120,11 @@ def _gather(ctx, op, inputs, attrs):
     batching = list(numbers.operand_batching_dims)
     index_map = list(numbers.start_index_map)
     vector_dim = int(numbers.index_vector_dim)
-    vectors, dims = _point_indices(ctx, shape, indices, index_map, batching,
+    vectors, dims = _point_indices(ctx, operand, indices, index_map, batching,
                                    list(numbers.start_indices_batching_dims), vector_dim, sizes)
     rest = [d for d in range(rank) if d not in dims]
     for d in rest:
-        if not (_is_int(shape[d]) and sizes[d] == shape[d]) and sizes[d] != shape[d]:
+        if sizes[d] != shape[d]:
             raise StableHLOOpNotImplemented(f"a partial slice ({sizes[d]} of {shape[d]}) "
                                             f"along the unindexed dim {d}", [])
     data = transpose(ctx, operand, dims + rest)
@@ -158,7 +177,7 @@ def _scatter(ctx, op, inputs, attrs):
     sizes = [1] * rank
     for d, u in zip(window, window_dims):
         sizes[d] = ushape[u]
-    vectors, dims = _point_indices(ctx, shape, indices, index_map, batching,
+    vectors, dims = _point_indices(ctx, operand, indices, index_map, batching,
                                    list(numbers.scatter_indices_batching_dims), vector_dim,
                                    sizes)
     rest = [d for d in range(rank) if d not in dims]

@@ -99,11 +99,13 @@ def _reduce(ctx, op, inputs, attrs):
         raise StableHLOOpNotImplemented("this reducer body", [])
     values, indices = operands
     axis = axes[0]
-    expected = np.arange(ctx.shape(values)[axis]).reshape(
+    length = ctx.shape(values)[axis]
+    expected = np.arange(length if isinstance(length, int) else 0).reshape(
         [-1 if i == axis else 1 for i in range(ctx.ndim(values))])
     index_value = ctx.const_value(indices)
-    if index_value is None or not np.array_equal(index_value, np.broadcast_to(
-            expected, index_value.shape)):
+    is_iota = ctx.iotas.get(indices) == axis or (index_value is not None and np.array_equal(
+        index_value, np.broadcast_to(expected, index_value.shape)))
+    if not is_iota:
         raise StableHLOOpNotImplemented("an argmax/argmin reducer over indices other than "
                                         "an iota along the reduced axis", [])
     best = ctx.emit(_REDUCE_OPS[kind], values, axis=[axis], keepdims=False)
@@ -169,11 +171,11 @@ def _reduce_window(ctx, op, inputs, attrs):
         return _combine(ctx, kind, out, init)
     if kind == "mul":
         raise StableHLOOpNotImplemented("a multiply window", [])
-    shape = ctx.static_shape(x)
-    if shape is None:
-        raise StableHLOOpNotImplemented("reduce_window over a dynamic shape", [])
+    shape = ctx.shape(x)
     rest = [a for a in range(rank) if a not in windowed]
-    channels = int(np.prod([shape[a] for a in rest])) if rest else 1
+    channels = 1
+    for a in rest:
+        channels = channels * shape[a]
     data = transpose(ctx, x, rest + windowed)
     data = reshape(ctx, data, [1, channels] + [shape[a] for a in windowed])
     if kind == "min":

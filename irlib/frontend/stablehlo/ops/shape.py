@@ -175,7 +175,9 @@ def _iota(ctx, op, inputs, attrs):
         raise StableHLOOpNotImplemented("iota of a dynamic shape", [])
     axis = int_value(attrs["iota_dimension"])
     ramp = np.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
-    return ctx.const(np.broadcast_to(ramp, shape).astype(dtype))
+    result = ctx.const(np.broadcast_to(ramp, shape).astype(dtype))
+    ctx.iotas[result] = axis
+    return result
 
 
 @converter("stablehlo.reverse", maps_to="reverse")
@@ -206,12 +208,19 @@ def _start(ctx, index, x, axis, size):
 @converter("stablehlo.dynamic_slice", maps_to="strided_slice / take",
            note="constant starts slice; run-time starts take start + arange(size)")
 def _dynamic_slice(ctx, op, inputs, attrs):
-    x, starts = inputs[0], inputs[1:]
-    sizes = int_list(attrs["slice_sizes"])
+    return dynamic_slice(ctx, inputs[0], inputs[1:], int_list(attrs["slice_sizes"]))
+
+
+def dynamic_slice(ctx, x, starts, sizes):
+    """``x[start:start + size]`` per axis, ``starts`` scalar expressions (clamped in bounds);
+    an axis whose size is the whole (possibly symbolic) dim is kept."""
     for axis, (index, size) in enumerate(zip(starts, sizes)):
         dim = ctx.shape(x)[axis]
-        if _is_int(dim) and size == dim:
+        if size == dim:
             continue
+        if not _is_int(size):
+            raise StableHLOOpNotImplemented(f"a slice of symbolic size {size} of a {dim} axis",
+                                            [])
         start = _start(ctx, index, x, axis, size)
         if isinstance(start, int):
             begin = [0] * ctx.ndim(x)
@@ -224,24 +233,46 @@ def _dynamic_slice(ctx, op, inputs, attrs):
     return x
 
 
+@converter("stablehlo.real_dynamic_slice", maps_to="strided_slice / take",
+           note="unit strides; limit = start + sizes known from the argument shapes")
+def _real_dynamic_slice(ctx, op, inputs, attrs):
+    x, start, limit, strides = inputs
+    if ctx.sym_dims(strides) is None or any(s != 1 for s in ctx.sym_dims(strides)):
+        raise StableHLOOpNotImplemented("strides other than constant ones", [])
+    begin, end = ctx.sym_dims(start), ctx.sym_dims(limit)
+    if begin is not None and end is not None:
+        sizes = [e - b for b, e in zip(begin, end)]
+        starts = [ctx.scalar(int(b), "int64") if _is_int(b) else None for b in begin]
+    else:
+        offset = ctx.offsets.get(limit)
+        if offset is None or offset[0] is not start:
+            raise StableHLOOpNotImplemented("a slice whose size is not known at import time", [])
+        sizes = offset[1]
+        starts = [ctx.emit("take", start, ctx.scalar(k, "int64")) for k in range(len(sizes))]
+    for k, (size, dim) in enumerate(zip(sizes, ctx.shape(x))):
+        if starts[k] is None and size != dim:
+            raise StableHLOOpNotImplemented("a symbolic start", [])
+    return dynamic_slice(ctx, x, [s if s is not None else ctx.scalar(0, "int64")
+                                  for s in starts], sizes)
+
+
 @converter("stablehlo.dynamic_update_slice", maps_to="where over a window mask, take",
            note="run-time or constant starts")
 def _dynamic_update_slice(ctx, op, inputs, attrs):
     x, update, starts = inputs[0], inputs[1], inputs[2:]
-    shape, usizes = ctx.shape(x), ctx.static_shape(update)
-    if usizes is None:
-        raise StableHLOOpNotImplemented("dynamic_update_slice of a dynamic update", [])
+    shape, usizes = ctx.shape(x), ctx.shape(update)
     rank = len(shape)
     gathered, mask = update, None
     for axis, index in enumerate(starts):
         dim, size = shape[axis], usizes[axis]
-        if _is_int(dim) and size == dim:
+        if size == dim:
             continue
+        if not _is_int(dim) or not _is_int(size):
+            raise StableHLOOpNotImplemented("dynamic_update_slice of a part of a dynamic "
+                                            "axis", [])
         start = _start(ctx, index, x, axis, size)
         if isinstance(start, int):
             start = ctx.scalar(start, "int64")
-        if not _is_int(dim):
-            raise StableHLOOpNotImplemented("dynamic_update_slice along a dynamic axis", [])
         positions = ctx.const(np.arange(int(dim), dtype=np.int64))
         offsets = ctx.emit("subtract", positions, start)
         inside = ctx.emit("logical_and",
@@ -292,13 +323,19 @@ def _dynamic_reshape(ctx, op, inputs, attrs):
 @converter("stablehlo.dynamic_iota", maps_to="arange, broadcast_to",
            note="output shapes computed from symbolic argument dims")
 def _dynamic_iota(ctx, op, inputs, attrs):
-    shape = _sym_shape(ctx, inputs[1])
+    shape = _sym_shape(ctx, inputs[0])
     _, dtype = ctx.result_info(op)
     axis = int_value(attrs["iota_dimension"])
-    length = ctx.cast(ctx.emit("take", ctx.cast(inputs[1], "int64"),
-                               ctx.scalar(axis, "int64")), dtype)
-    ramp = ctx.emit("arange", ctx.scalar(0, dtype), length, ctx.scalar(1, dtype), dtype=dtype)
-    ramp = ctx.emit("reshape", ramp, newshape=[-1 if i == axis else 1 for i in
-                                               range(len(shape))])
-    return ctx.emit("broadcast_to", ramp, shape=shape)
-
+    length = shape[axis]
+    if _is_int(length):
+        ramp = ctx.const(np.arange(int(length)).astype(dtype))
+    else:
+        stop = ctx.cast(ctx.emit("take", ctx.cast(inputs[0], "int64"),
+                                 ctx.scalar(axis, "int64")), dtype)
+        ramp = ctx.emit("arange", ctx.scalar(0, dtype), stop, ctx.scalar(1, dtype), dtype=dtype)
+        ramp = ctx.emit("reshape", ramp, newshape=[length])
+    ramp = reshape(ctx, ramp, [length if i == axis else 1 for i in range(len(shape))])
+    result = ramp if list(ctx.shape(ramp)) == list(shape) else \
+        ctx.emit("broadcast_to", ramp, shape=shape)
+    ctx.iotas[result] = axis
+    return result
