@@ -46,8 +46,12 @@ def target_name(target) -> str:
     name = getattr(target, "__name__", None) or str(target)
     if module in ("_operator", "operator"):
         module = "operator"
-    elif module == "torch._C._nn" or module == "torch._C._nn.functional":
+    elif module in ("torch._C._nn", "torch.nn.functional"):
         module = "torch.nn.functional"
+    elif module.startswith("torch._C._") and module[10:] in ("linalg", "fft", "special"):
+        sub = module[10:]
+        module = f"torch.{sub}"
+        name = name[len(sub) + 1:] if name.startswith(sub + "_") else name
     elif module.startswith("torch._C") or module == "torch.functional":
         module = "torch"
     if module == "builtins":
