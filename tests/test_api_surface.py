@@ -41,7 +41,6 @@ PENDING: dict = {
     "irlib.frontend.nn.ccl_broadcast_from_worker0": "issue 21 (collectives on MPI)",
     "irlib.frontend.torch.dynamo_capture_subgraphs": "issue 16 (PyTorch frontend)",
     "irlib.frontend.torch.relax_dynamo": "issue 16 (PyTorch frontend)",
-    "irlib.frontend.torch.from_fx": "issue 16 (PyTorch frontend)",
     "irlib.frontend.stablehlo.from_stablehlo": "issue 18 (StableHLO frontend)",
 }
 
