@@ -9,15 +9,48 @@ are GEMVs of a few microseconds, and the result copy and allocation are a visibl
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .. import register_kernel
 from .._geometry import is_float, reference
 from .blas import gemm
 
 
+SINGLE_THREAD_MAX_FLOPS = 1 << 20
+"""2-D products with ``M*K*N`` up to this run on one thread (numba's ``np.dot``, which calls
+the scipy-bundled BLAS that :mod:`jitkernels.threads` limits to one thread); larger ones on
+numpy's threaded BLAS. A decode step's GEMVs (``M = 1``) are this small: two threads make
+them at best ~1.5x faster on an idle machine (weights in cache), but every multi-threaded
+call must wake and wait for the second BLAS worker, which on a busy 2-core machine costs
+milliseconds (measured: a (1, 256) x (256, 2048) product 21 us on one thread, 13 ms as
+the first multi-threaded call after other work)."""
+
+
+@njit(cache=True)
+def _dot_into(a, b, out):
+    np.dot(a, b, out)
+
+
+def _contiguous(array) -> bool:
+    flags = array.flags
+    return flags.c_contiguous or flags.f_contiguous
+
+
+def product(a, b, out) -> None:
+    """``out = a @ b`` for 2-D operands: on one thread when small (see
+    :data:`SINGLE_THREAD_MAX_FLOPS`), else numpy's BLAS."""
+    rows, depth = a.shape
+    cols = b.shape[1]
+    if 0 < rows * depth * cols <= SINGLE_THREAD_MAX_FLOPS and a.dtype == b.dtype == out.dtype \
+            and out.flags.c_contiguous and _contiguous(a) and _contiguous(b):
+        _dot_into(a, b, out)
+    else:
+        gemm(a, b, out)
+
+
 def dense_core(x, w, out):
     """``out = x @ w.T`` for 2-D ``x (M, K)`` and ``w (U, K)``; ``out (M, U)``."""
-    gemm(x, w.T, out)
+    product(x, w.T, out)
 
 
 def batch_matmul_nn(a, b, out):
@@ -110,7 +143,7 @@ def _matmul_into(out, tensor_a, tensor_b, units=None, out_dtype="", transpose_a=
     b = tensor_b.T if transpose_b else tensor_b
     if a.shape[1] != b.shape[0] or not _writable(out, a.dtype, (a.shape[0], b.shape[1])):
         return False
-    gemm(a, b, out)
+    product(a, b, out)
     return True
 
 
