@@ -216,3 +216,41 @@ def test_sort(data):
 def test_indexing_graph_executor():
     x, idx = _rand(0, (5, 4)), np.array([4, 0, 2], np.int32)
     check(lambda x, i: (x[i], x.at[i].add(1.0), jnp.sort(x, 0), jnp.argsort(x, 1)), x, idx)
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_select_and_scatter_max_pool_gradient(data):
+    shape = tuple(data.draw(st.integers(2, 5)) for _ in range(3))
+    window = tuple(data.draw(st.integers(1, d)) for d in shape)
+    strides = tuple(data.draw(st.integers(1, 2)) for _ in shape)
+    padding = data.draw(st.sampled_from(["SAME", "VALID"]))
+    x = _rand(data.draw(st.integers(0, 999)), shape)
+
+    def f(x):
+        return jax.grad(lambda v: (lax.reduce_window(v, -jnp.inf, lax.max, window, strides,
+                                                     padding) ** 2).sum())(x)
+    check(f, x, executors=("debug",))
+
+
+def test_batch_norm_inference_and_infinity_tests():
+    from irlib.frontend.stablehlo import from_stablehlo
+    from ._helpers import run
+    text = """
+    func.func public @main(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>,
+                           %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xi1>) {
+      %0 = "stablehlo.batch_norm_inference"(%x, %s, %o, %m, %v) {epsilon = 1.0e-3 : f32, feature_index = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+      %1 = chlo.is_pos_inf %x : tensor<2x3x4xf32> -> tensor<2x3x4xi1>
+      %2 = chlo.is_inf %x : tensor<2x3x4xf32> -> tensor<2x3x4xi1>
+      return %0, %1, %2 : tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xi1>
+    }"""
+    x = _rand(0, (2, 3, 4))
+    x[0, 0, 0], x[1, 2, 3] = np.inf, -np.inf
+    s, o, m = _rand(1, (3,)), _rand(2, (3,)), _rand(3, (3,))
+    v = np.abs(_rand(4, (3,))) + 0.5
+    got = run(from_stablehlo(text), "debug", [x, s, o, m, v])
+    b = (slice(None), None)  # the feature axis is 1
+    want = (x - m[b]) / np.sqrt(v[b] + 1e-3) * s[b] + o[b]
+    np.testing.assert_allclose(got[0], want, rtol=1e-5)
+    np.testing.assert_array_equal(got[1], x == np.inf)
+    np.testing.assert_array_equal(got[2], np.isinf(x))

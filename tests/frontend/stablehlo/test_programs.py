@@ -120,3 +120,36 @@ def test_cond_and_switch():
     for i in (-1, 0, 1, 2, 5):
         check(f, x, np.int32(i), executors=("debug",))
     check(f, -np.abs(x), np.int32(1))
+
+
+def test_training_step_of_a_cnn():
+    """jax.grad of a conv + max-pool + dense loss: transposed convolutions (lhs dilation,
+    window reversal, batch groups), select_and_scatter, and an SGD update."""
+    w = _rand(1, (3, 3, 3, 4), 0.3)
+    dense = _rand(2, (16, 2), 0.3)
+    labels = np.array([0, 1], np.int32)
+
+    def loss(params, x):
+        w, dense = params
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        y = lax.reduce_window(jax.nn.relu(y), -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1),
+                              "SAME")
+        logits = y.reshape(y.shape[0], -1)[:, :16] @ dense
+        logp = jax.nn.log_softmax(logits)
+        return -jnp.take_along_axis(logp, labels[:, None], axis=1).mean()
+
+    def step(w, dense, x):
+        value, grads = jax.value_and_grad(loss)((w, dense), x)
+        return value, w - 0.1 * grads[0], dense - 0.1 * grads[1]
+    check(step, w, dense, _rand(0, (2, 6, 6, 3)))
+
+
+def test_dropout_with_jax_random():
+    """jax.random's threefry (uint32 shifts, xor, bitcast_convert) inside the program."""
+    def f(key, x):
+        k1, k2 = jax.random.split(key)
+        keep = jax.random.bernoulli(k1, 0.7, x.shape)
+        return jnp.where(keep, x / 0.7, 0), jax.random.uniform(k2, (3,)), \
+            jax.random.randint(k2, (4,), 0, 10)
+    check(f, np.asarray(jax.random.PRNGKey(3)), _rand(0, (4, 5)))

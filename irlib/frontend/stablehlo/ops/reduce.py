@@ -20,7 +20,7 @@ from ..errors import StableHLOOpNotImplemented
 from ..mlir import attributes, int_list, padding_pairs, tensor_info
 from ..registry import converter
 from . import bodies
-from .shape import reshape, transpose
+from .shape import pad, reshape, slice_axes, transpose
 
 _REDUCE_OPS = {"add": "sum", "mul": "prod", "max": "max", "min": "min", "and": "all",
                "or": "any"}
@@ -199,3 +199,58 @@ def _reduce_window(ctx, op, inputs, attrs):
     order = rest + windowed
     out = transpose(ctx, out, [order.index(a) for a in range(rank)])
     return _combine(ctx, kind, out, init)
+
+
+# -- select_and_scatter (the gradient of max pooling) ---------------------------------------
+_DIRECTIONS = {"GE": "greater_equal", "GT": "greater", "LE": "less_equal", "LT": "less"}
+
+
+def _check_select_and_scatter(op):
+    found = bodies.comparison(op.regions[0])
+    if found is None or found[0] not in _DIRECTIONS or found[1:] != (0, 1):
+        return "a select body other than one GE/GT/LE/LT comparison"
+    kinds = bodies.pairwise_kinds(op.regions[1], 1)
+    if kinds != ["add"]:
+        return "a scatter body other than add"
+    return None
+
+
+@converter("stablehlo.select_and_scatter", maps_to="strided_slice, where, nn.pad (interior)",
+           note="GE/GT/LE/LT select (max/min pooling gradients), add scatter, strides, padding",
+           check=_check_select_and_scatter)
+def _select_and_scatter(ctx, op, inputs, attrs):
+    operand, source, init = inputs
+    direction = bodies.comparison(op.regions[0])[0]
+    shape, out = ctx.static_shape(operand), ctx.static_shape(source)
+    if shape is None or out is None:
+        raise StableHLOOpNotImplemented("select_and_scatter over a dynamic shape", [])
+    rank = len(shape)
+    window = int_list(attrs.get("window_dimensions")) or [1] * rank
+    strides = int_list(attrs.get("window_strides")) or [1] * rank
+    padding = padding_pairs(attrs.get("padding"), rank)
+    dtype = ctx.dtype(operand)
+    neutral = -np.inf if direction in ("GE", "GT") else np.inf
+    lows, highs = [lo for lo, _ in padding], [hi for _, hi in padding]
+    padded = pad(ctx, operand, ctx.scalar(neutral, dtype), lows, highs)
+    padded_shape = ctx.static_shape(padded)
+    offsets = list(np.ndindex(*window))
+    best = chosen = None
+    for k, offset in enumerate(offsets):
+        end = [o + (n - 1) * s + 1 for o, n, s in zip(offset, out, strides)]
+        candidate = slice_axes(ctx, padded, list(offset), end, strides)
+        if best is None:
+            best, chosen = candidate, ctx.const(np.zeros(out, np.int32))
+            continue
+        keep = ctx.emit(_DIRECTIONS[direction], best, candidate)
+        best = ctx.emit("where", keep, best, candidate)
+        chosen = ctx.emit("where", keep, chosen, ctx.scalar(k, "int32"))
+    zero = ctx.scalar(0, ctx.dtype(source))
+    total = None
+    for k, offset in enumerate(offsets):
+        part = ctx.emit("where", ctx.emit("equal", chosen, ctx.scalar(k, "int32")), source, zero)
+        end = [o + (n - 1) * s + 1 for o, n, s in zip(offset, out, strides)]
+        part = pad(ctx, part, zero, list(offset), [p - e for p, e in zip(padded_shape, end)],
+                   [s - 1 for s in strides])
+        total = part if total is None else ctx.emit("add", total, part)
+    total = slice_axes(ctx, total, lows, [p - hi for p, hi in zip(padded_shape, highs)])
+    return _combine(ctx, "add", total, init)

@@ -1,0 +1,61 @@
+"""Bit-level and normalisation operations: ``shift_right_logical``, ``bitcast_convert`` (what
+``jax.random``'s threefry generator emits), ``chlo.is_inf``/``is_pos_inf``/``is_neg_inf``,
+and ``batch_norm_inference``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mlir import float_value, int_value
+from ..registry import converter
+
+_UNSIGNED = {"int8": "uint8", "int16": "uint16", "int32": "uint32", "int64": "uint64"}
+
+
+@converter("stablehlo.shift_right_logical", maps_to="right_shift (on the unsigned type)",
+           note="signed operands are shifted as their unsigned counterparts")
+def _shift_right_logical(ctx, op, inputs, attrs):
+    lhs, rhs = inputs
+    dtype = ctx.dtype(lhs)
+    unsigned = _UNSIGNED.get(dtype, dtype)
+    bits = np.dtype(unsigned).itemsize * 8
+    shifted = ctx.emit("right_shift", ctx.cast(lhs, unsigned), ctx.cast(rhs, unsigned))
+    # StableHLO: a shift by the bit width or more gives 0 (numpy's is undefined)
+    too_far = ctx.emit("greater_equal", ctx.cast(rhs, unsigned), ctx.scalar(bits, unsigned))
+    shifted = ctx.emit("where", too_far, ctx.scalar(0, unsigned), shifted)
+    return ctx.cast(shifted, dtype)
+
+
+@converter("stablehlo.bitcast_convert", maps_to="onnx.bitcast",
+           note="equal or different element widths (a trailing dim appears/disappears)")
+def _bitcast_convert(ctx, op, inputs, attrs):
+    _, dtype = ctx.result_info(op)
+    if dtype == ctx.dtype(inputs[0]):
+        return inputs[0]
+    return ctx.emit("onnx.bitcast", inputs[0], dtype=dtype)
+
+
+@converter("chlo.is_inf", maps_to="isinf")
+def _is_inf(ctx, op, inputs, attrs):
+    return ctx.emit("isinf", inputs[0])
+
+
+@converter("chlo.is_pos_inf", maps_to="equal to +inf")
+def _is_pos_inf(ctx, op, inputs, attrs):
+    return ctx.emit("equal", inputs[0], ctx.scalar(np.inf, ctx.dtype(inputs[0])))
+
+
+@converter("chlo.is_neg_inf", maps_to="equal to -inf")
+def _is_neg_inf(ctx, op, inputs, attrs):
+    return ctx.emit("equal", inputs[0], ctx.scalar(-np.inf, ctx.dtype(inputs[0])))
+
+
+@converter("stablehlo.batch_norm_inference", maps_to="nn.batch_norm",
+           note="any feature_index")
+def _batch_norm_inference(ctx, op, inputs, attrs):
+    x, scale, offset, mean, variance = inputs
+    result = ctx.emit("nn.batch_norm", x, scale, offset, mean, variance,
+                      axis=int_value(attrs["feature_index"]),
+                      epsilon=float_value(attrs["epsilon"]))
+    return ctx.tuple_get(result, 0)
