@@ -39,8 +39,6 @@ GRAPH_PASSES = "issue 8 (graph-level passes)"
 PENDING: dict = {
     "irlib.frontend.nn.ccl_allreduce": "issue 21 (collectives on MPI)",
     "irlib.frontend.nn.ccl_broadcast_from_worker0": "issue 21 (collectives on MPI)",
-    "irlib.frontend.torch.dynamo_capture_subgraphs": "issue 16 (PyTorch frontend)",
-    "irlib.frontend.torch.relax_dynamo": "issue 16 (PyTorch frontend)",
     "irlib.frontend.stablehlo.from_stablehlo": "issue 18 (StableHLO frontend)",
 }
 
