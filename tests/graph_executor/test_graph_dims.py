@@ -76,3 +76,46 @@ def test_binder_errors_and_values():
         binder.bind([np.zeros((1, 3)), np.zeros((5, 3)), np.array(7.5)])
     with pytest.raises(IRError, match="no input binds"):
         SizeBinder(["x"], [(c + n,)], {}, ("c", "n"))
+
+
+@st.composite
+def binding_cases(draw):
+    """Input dims over n and c (each also appearing plainly), and actual shapes that
+    usually agree with one binding but sometimes have one dim off."""
+    n, c = size_var("n"), size_var("c")
+    choices = [3, n, c, n + c, 2 * n, n + 1]
+    inputs = [draw(st.lists(st.sampled_from(choices), min_size=1, max_size=3))
+              for _ in range(draw(st.integers(1, 3)))]
+    inputs.append([n, c])
+    draw(st.randoms()).shuffle(inputs)
+    values = {"n": draw(st.integers(0, 5)), "c": draw(st.integers(0, 5))}
+    shapes = [[substitute_dim(d, values) for d in dims] for dims in inputs]
+    if draw(st.booleans()):
+        k = draw(st.integers(0, len(shapes) - 1))
+        axes = [a for a, d in enumerate(inputs[k]) if not isinstance(d, int)]
+        if axes:
+            axis = draw(st.sampled_from(axes))
+            shapes[k][axis] += draw(st.sampled_from([-1, 1]))
+            if shapes[k][axis] < 0:
+                shapes[k][axis] = 2
+    return inputs, shapes
+
+
+@settings(max_examples=80, deadline=None)
+@given(binding_cases())
+def test_size_binder_follows_the_dim_binding_rule(case):
+    from irlib.errors import ArgumentShapeError
+    from irlib.ir.dim_binding import bind_size_vars
+    from irlib.ir.types import TensorType
+    inputs, shapes = case
+    names = [f"x{k}" for k in range(len(inputs))]
+    binder = SizeBinder(names, [tuple(d) for d in inputs], {}, ("c", "n"))
+    arrays = [np.zeros(shape, np.float32) for shape in shapes]
+    try:
+        want = bind_size_vars([TensorType(tuple(d), "float32") for d in inputs],
+                              [tuple(s) for s in shapes], param_names=names)
+    except ArgumentShapeError:
+        with pytest.raises(GraphInputError):
+            binder.bind(arrays)
+        return
+    assert binder.bind(arrays) == (want["c"], want["n"])
