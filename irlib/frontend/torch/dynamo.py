@@ -158,9 +158,10 @@ def relax_dynamo(pipeline=None):
         compiled = torch.compile(model, backend=relax_dynamo(), dynamic=False)
 
     Each graph is converted (weights stay inputs: Dynamo passes them on every call), passed
-    through ``pipeline`` when one is given, and built once for the CPU target. Inputs go to
-    the executor as numpy views of the tensors, results come back through DLPack (no copies
-    for contiguous CPU tensors).
+    through ``pipeline`` when one is given, and built once for the CPU target at opt level 3
+    (as ``irlib run`` builds). A call binds the argument tensors' memory as the graph's inputs
+    and has the graph write its results straight into new torch tensors, so nothing is copied
+    for contiguous CPU tensors of supported dtypes.
 
     Args:
         pipeline: an irlib pass (``mod -> mod``) applied before building, or None.
@@ -170,35 +171,54 @@ def relax_dynamo(pipeline=None):
     """
 
     def backend(graph_module, example_inputs):
-        import numpy as np
-        import torch
-
-        import interp  # the runtime: only when a graph is compiled (layer rule)
-
         function = graph_to_function(graph_module, example_inputs, weights_as_constants=False)
         mod = IRModule()
         mod[E.GlobalVar("main")] = function
         if pipeline is not None:
             mod = pipeline(mod)
-        run = interp.create_executor("graph", mod=mod, device=interp.cpu(0),
-                                     target="cpu").evaluate()
-
-        def to_torch(value):
-            if isinstance(value, (tuple, list)):
-                return [to_torch(item) for item in value]
-            array = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-            if not array.flags.writeable:
-                array = array.copy()
-            return torch.from_numpy(np.ascontiguousarray(array)) if array.ndim else \
-                torch.tensor(array)
-
-        def compiled(*args):
-            arrays = [a.detach().contiguous().numpy() if isinstance(a, torch.Tensor) else a
-                      for a in args]
-            result = run(*arrays)
-            outputs = to_torch(result)
-            return outputs if isinstance(outputs, list) else [outputs]
-
-        return compiled
+        return _GraphRunner(mod)
 
     return backend
+
+
+class _GraphRunner:
+    """A built graph called with torch tensors (the callable :func:`relax_dynamo` returns)."""
+
+    def __init__(self, mod):
+        import interp  # the runtime: only when a graph is compiled (layer rule)
+        from interp import graph_executor
+
+        from ...transform import InferType, PassContext
+        typed = InferType()(mod)
+        ret = typed["main"].checked_type.ret_type
+        fields = list(ret.fields) if hasattr(ret, "fields") else [ret]
+        self.tuple_result = hasattr(ret, "fields")
+        self.out_types = [(tuple(int(d) for d in t.shape), t.dtype) for t in fields]
+        with PassContext(opt_level=3):
+            factory = interp.build(mod, target="cpu")
+        self.graph = graph_executor.GraphModule(factory["default"](interp.cpu(0)))
+        runtime = self.graph._runtime
+        heads = [runtime.output_entry(i) for i in range(len(self.out_types))]
+        inputs = {runtime.input_entry(i) for i in range(len(typed["main"].params))}
+        # results written in place need outputs of their own, not inputs or shared entries
+        self.zero_copy_out = len(set(heads)) == len(heads) and not set(heads) & inputs
+
+    def __call__(self, *args):
+        import numpy as np
+        import torch
+        for index, value in enumerate(args):
+            if isinstance(value, torch.Tensor):
+                self.graph.set_input_zero_copy(index, value.detach().contiguous().numpy())
+            else:
+                self.graph.set_input(index, np.asarray(value))
+        if self.zero_copy_out:
+            outputs = [torch.empty(shape, dtype=getattr(torch, dtype))
+                       for shape, dtype in self.out_types]
+            for index, out in enumerate(outputs):
+                self.graph.set_output_zero_copy(index, out.numpy())
+            self.graph.run()
+        else:
+            self.graph.run()
+            outputs = [torch.from_numpy(self.graph.get_output(i).numpy().copy())
+                       for i in range(len(self.out_types))]
+        return outputs

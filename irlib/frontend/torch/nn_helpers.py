@@ -43,8 +43,7 @@ def conv(ctx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
         begin = end = [int(p) for p in int_list(padding, rank)]
     data_layout, kernel_layout, transposed_layout = _CONV_LAYOUTS[rank]
     if transposed:
-        suffix = "" if rank == 2 else ""
-        op_name = f"nn.conv{rank}d_transpose{suffix}"
+        op_name = f"nn.conv{rank}d_transpose"
         out_channels = int(ctx.shape(weight)[1]) * int(groups)
         result = ctx.emit(op_name, x, weight, strides=strides, padding=begin + end,
                           dilation=dilation, groups=int(groups), channels=out_channels,

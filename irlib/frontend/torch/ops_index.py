@@ -84,7 +84,7 @@ def index_tensor(ctx, x, items):
             expanded.append(item)
     if sum(1 for item in expanded if ctx.is_tensor(item)) > 1:
         unsupported("indexing with more than one index tensor")
-    result, axis, tensor_at = x, 0, None
+    result, axis = x, 0
     pending_none = []
     for item in expanded:
         if item is None:
@@ -103,7 +103,6 @@ def index_tensor(ctx, x, items):
             pending_none = []
             result = ctx.emit("take", result, ctx.cast(item, "int64") if
                               ctx.dtype(item) not in ("int32", "int64") else item, axis=axis)
-            tensor_at = axis
             axis += ctx.ndim(item)
         else:
             result = _insert_nones(ctx, result, pending_none)
@@ -111,7 +110,6 @@ def index_tensor(ctx, x, items):
             if axis >= ctx.ndim(result):
                 raise TorchConversionError(f"too many indices for a rank-{ndim} tensor")
             result = select(ctx, result, axis, item)
-    del tensor_at
     return _insert_nones(ctx, result, pending_none)
 
 

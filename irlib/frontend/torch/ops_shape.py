@@ -159,13 +159,8 @@ def _transpose(ctx, args, kwargs):
     return permute(ctx, x, axes)
 
 
-@converter(torch.t, "Tensor.t", aten.t.default)
+@converter(torch.t, "Tensor.t", aten.t.default, aten.numpy_T.default)
 def _t(ctx, args, kwargs):
-    return permute(ctx, args[0], list(range(ctx.ndim(args[0])))[::-1])
-
-
-@converter(aten.numpy_T.default, "Tensor.mT" if False else None)
-def _numpy_t(ctx, args, kwargs):
     return permute(ctx, args[0], list(range(ctx.ndim(args[0])))[::-1])
 
 

@@ -107,3 +107,22 @@ def test_torch_compile_backend_with_graph_break_and_pipeline():
             assert_close([compiled(x).numpy()], eager(model, [x]))
     assert len(passes) >= 2  # each captured graph went through the pipeline
     torch._dynamo.reset()
+
+
+def test_compiled_results_are_fresh_tensors_each_call():
+    """Results are written into new tensors: a later call does not overwrite earlier ones."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2)).eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=relax_dynamo(), dynamic=False)
+    x1, x2 = torch.randn(3, 4), torch.randn(3, 4)
+    with torch.no_grad():
+        first = compiled(x1)
+        kept = first.clone()
+        second = compiled(x2)
+        assert torch.equal(first, kept)
+        assert_close([first.numpy(), second.numpy()], eager(model, [x1]) + eager(model, [x2]))
+        # weights updated in place are seen by the next call (their memory is bound)
+        model[0].bias.add_(1.0)
+        assert_close([compiled(x1).numpy()], eager(model, [x1]))
+    torch._dynamo.reset()

@@ -46,11 +46,12 @@ def test_conv1d_functional(cin, cout, length, kernel, stride, padding):
 @SETTINGS
 @given(cin=st.integers(1, 3), cout=st.integers(1, 3), size=st.integers(3, 6),
        kernel=st.integers(1, 3), stride=st.integers(1, 2), padding=st.integers(0, 1),
-       output_padding=st.integers(0, 1))
-def test_conv_transpose2d(cin, cout, size, kernel, stride, padding, output_padding):
+       output_padding=st.integers(0, 1), groups=st.sampled_from([1, 2]))
+def test_conv_transpose2d(cin, cout, size, kernel, stride, padding, output_padding, groups):
     output_padding = min(output_padding, stride - 1)
+    cin, cout = cin * groups, cout * groups
     torch.manual_seed(0)
-    conv = nn.ConvTranspose2d(cin, cout, kernel, stride, padding, output_padding)
+    conv = nn.ConvTranspose2d(cin, cout, kernel, stride, padding, output_padding, groups)
     check_module(conv, [_randn(1, cin, size, size)], export_path=False)
 
 
@@ -274,3 +275,10 @@ def test_recurrent(kind, layers, bidirectional, batch_first):
               batch_first=batch_first).eval()
     x = _randn(2, 5, 3)
     check_module(rnn, [x])
+
+
+def test_unbatched_conv_and_pool():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.MaxPool2d(2),
+                          nn.AdaptiveAvgPool2d((2, 1)))
+    check_module(model, [_randn(2, 6, 6)])

@@ -164,8 +164,7 @@ def test_creation():
                     torch.arange(0.0, 1.0, 0.25), torch.zeros(2, n), torch.ones(n),
                     torch.full((2, 2), 3.5), torch.zeros_like(x), torch.ones_like(x) + x,
                     torch.full_like(x, 7), x.new_zeros(3), x.new_ones((2, 1)),
-                    torch.triu(x), torch.tril(x, -1), torch.empty(2).fill_(0) if False
-                    else torch.zeros(2))
+                    torch.triu(x), torch.tril(x, -1), torch.zeros(2).fill_(5))
 
     check_module(Model(), [_randn(3, 4)])
 
