@@ -5,7 +5,8 @@ process checks them against numpy.
 Jobs:
 
 * ``collectives``: ARGS is a list of cases (see cases.py plus ``op``, ``executor``,
-  ``op_type``, ``axis``); each case runs one ccl op on rank r's input on the named executor.
+  ``op_type``, ``axis``); each case runs one ccl op on rank r's input on the named executor
+  (``debug``/``graph``/``python`` kinds of ``create_executor``, or ``to_python``).
 * ``tensor_parallel``: ARGS has ``model`` (``"mlp"``, ``"attention"`` or ``"block"``),
   sizes, ``seed`` and ``device``; rank 0 holds the unsharded weights, every rank gets its
   shard with ``load_from_worker0``, and the sharded model runs on ``ccl_broadcast_from_worker0``
@@ -49,10 +50,14 @@ def collectives(outdir: str, cases: list) -> None:
     for index, case in enumerate(cases):
         data = case_input(case, rank)
         x = irlib.var("x", irlib.TensorType(data.shape, str(data.dtype)))
-        mod = irlib.IRModule.from_expr(irlib.Function([x], _call(case, x, size)))
+        func = irlib.Function([x], _call(case, x, size))
         kind = case["executor"]
-        target = "cpu" if kind == "graph" else "python"
-        run = interp.create_executor(kind, mod=mod, target=target).evaluate()
+        if kind == "to_python":
+            run = interp.run_as_python(func)
+        else:
+            target = "cpu" if kind == "graph" else "python"
+            run = interp.create_executor(kind, mod=irlib.IRModule.from_expr(func),
+                                         target=target).evaluate()
         np.save(os.path.join(outdir, f"rank{rank}_case{index}.npy"), np.asarray(run(data)))
 
 

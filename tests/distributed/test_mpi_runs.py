@@ -74,7 +74,7 @@ def _case(draw, seed):
         ["float32", "int8", "bool", "float64"]
     shape = list(draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=5)))
     case = {"op": op, "dtype": draw(st.sampled_from(dtypes)), "seed": seed,
-            "executor": draw(st.sampled_from(["debug", "graph", "python"]))}
+            "executor": draw(st.sampled_from(["debug", "graph", "python", "to_python"]))}
     if reducing:
         case["op_type"] = draw(st.sampled_from(["sum", "prod", "min", "max", "avg"]))
     if op == "scatter_from_worker0":
