@@ -55,11 +55,18 @@ def context():
         except (ImportError, AttributeError):  # pragma: no cover - older/newer jaxlib
             pass
         stablehlo.register_dialect(ctx)
-        try:
-            from jaxlib.mlir.dialects import chlo
-            chlo.register_dialect(ctx)
-        except (ImportError, AttributeError):  # pragma: no cover
-            pass
+        for name in ("chlo", "sdy", "mhlo"):  # what jax's own context registers
+            try:
+                module = __import__(f"jaxlib.mlir.dialects.{name}", fromlist=[name])
+                register = getattr(module, "register_dialect", None) or \
+                    getattr(module, "register_mhlo_dialect", None)
+                if register is not None:
+                    register(ctx)
+            except (ImportError, AttributeError, RuntimeError):  # pragma: no cover
+                pass
+        # attributes of dialects we do not know (sharding rules, backend configs) still
+        # parse; the operations using them are checked against the converter registry.
+        ctx.allow_unregistered_dialects = True
         _CONTEXT = ctx
     return _CONTEXT
 

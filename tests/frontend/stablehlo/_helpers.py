@@ -13,7 +13,7 @@ from irlib.frontend.stablehlo import from_stablehlo  # noqa: E402
 
 def lower(function, *args) -> str:
     """The StableHLO text of ``jax.jit(function)`` lowered on ``args``."""
-    return jax.jit(function).lower(*args).as_text()
+    return jax.jit(function, keep_unused=True).lower(*args).as_text()
 
 
 def run(mod, executor: str, inputs) -> list:

@@ -82,6 +82,8 @@ def test_private_calls_are_inlined_and_composites_decomposed():
         a = jax.jit(helper)(x)
         return jax.jit(helper)(a - 1), jnp.argmax(x, axis=0)
     check(f, _rand(0, (4, 3)))
+    affine = lax.composite(lambda v: v * 2 + 1, name="my.affine")
+    check(lambda x: affine(x) - x, _rand(2, (3, 2)))
     composite_text = """
     func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
       %0 = stablehlo.composite "my.double" %arg0 {decomposition = @double} : (tensor<3xf32>) -> tensor<3xf32>

@@ -254,3 +254,16 @@ def test_batch_norm_inference_and_infinity_tests():
     np.testing.assert_allclose(got[0], want, rtol=1e-5)
     np.testing.assert_array_equal(got[1], x == np.inf)
     np.testing.assert_array_equal(got[2], np.isinf(x))
+
+
+def test_half_precision_contractions_accumulate_in_float32():
+    x, w = _rand(0, (4, 6)), _rand(1, (1, 4, 4, 2))
+    check(lambda x: (x.astype(jnp.bfloat16) @ x.T.astype(jnp.bfloat16)).astype(jnp.float32),
+          x, rtol=1e-2, executors=("debug",))
+    check(lambda x: x.astype(jnp.float16) @ x.T.astype(jnp.float16), x, rtol=1e-3,
+          executors=("debug",))
+    k = _rand(2, (3, 3, 2, 3))
+    check(lambda w, k: lax.conv_general_dilated(w.astype(jnp.float16), k.astype(jnp.float16),
+                                                (1, 1), "SAME",
+                                                dimension_numbers=("NHWC", "HWIO", "NHWC")),
+          w, k, rtol=1e-2, atol=1e-2, executors=("debug",))

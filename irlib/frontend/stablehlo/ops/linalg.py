@@ -28,8 +28,10 @@ def _product(dims):
 
 
 def dot_general(ctx, lhs, rhs, lhs_batch, rhs_batch, lhs_contract, rhs_contract, dtype):
-    """The StableHLO ``dot_general`` of ``lhs`` and ``rhs`` with result dtype ``dtype``."""
-    lhs, rhs = ctx.cast(lhs, dtype), ctx.cast(rhs, dtype)
+    """The StableHLO ``dot_general`` of ``lhs`` and ``rhs`` with result dtype ``dtype``
+    (16-bit floats accumulate in float32, as XLA's CPU backend does)."""
+    compute = "float32" if dtype in ("float16", "bfloat16") else dtype
+    lhs, rhs = ctx.cast(lhs, compute), ctx.cast(rhs, compute)
     lshape, rshape = ctx.shape(lhs), ctx.shape(rhs)
     lhs_free = [a for a in range(len(lshape)) if a not in lhs_batch and a not in lhs_contract]
     rhs_free = [a for a in range(len(rshape)) if a not in rhs_batch and a not in rhs_contract]
@@ -49,7 +51,7 @@ def dot_general(ctx, lhs, rhs, lhs_batch, rhs_batch, lhs_contract, rhs_contract,
         lhs = reshape(ctx, lhs, [m, k])
         rhs = reshape(ctx, rhs, [k, n])
         out = ctx.emit("nn.matmul", lhs, rhs)
-    return reshape(ctx, out, batch_dims + m_dims + n_dims)
+    return ctx.cast(reshape(ctx, out, batch_dims + m_dims + n_dims), dtype)
 
 
 @converter("stablehlo.dot_general", maps_to="nn.matmul / nn.batch_matmul (+ transpose, "
@@ -85,7 +87,8 @@ def _check_convolution(op):
            check=_check_convolution)
 def _convolution(ctx, op, inputs, attrs):
     lhs, rhs = inputs
-    _, dtype = ctx.result_info(op)
+    _, result_dtype = ctx.result_info(op)
+    dtype = "float32" if result_dtype in ("float16", "bfloat16") else result_dtype
     lhs, rhs = ctx.cast(lhs, dtype), ctx.cast(rhs, dtype)
     numbers = dim_numbers(attrs["dimension_numbers"], "ConvDimensionNumbers")
     in_spatial = list(numbers.input_spatial_dimensions)
@@ -125,13 +128,15 @@ def _convolution(ctx, op, inputs, attrs):
                       padding=[lo for lo, _ in padding] + [hi for _, hi in padding])
     name = f"nn.conv{nsp}d"
     if nhwc:
-        return ctx.emit(name, lhs, rhs, data_layout="NHWC", kernel_layout="HWIO", **conv_attrs)
+        out = ctx.emit(name, lhs, rhs, data_layout="NHWC", kernel_layout="HWIO", **conv_attrs)
+        return ctx.cast(out, result_dtype)
     if batch_groups == 1:
         out = ctx.emit(name, lhs, rhs, **conv_attrs)
     else:
         out = _batch_grouped(ctx, name, lhs, rhs, batch_groups, conv_attrs)
     order = [ob, of] + out_spatial
-    return transpose(ctx, out, [order.index(axis) for axis in range(len(order))])
+    out = transpose(ctx, out, [order.index(axis) for axis in range(len(order))])
+    return ctx.cast(out, result_dtype)
 
 
 def _batch_grouped(ctx, name, lhs, rhs, count, conv_attrs):
