@@ -37,8 +37,6 @@ GRAPH_PASSES = "issue 8 (graph-level passes)"
 # irlib names that do not exist yet, and the issue that brings each. Checked automatically
 # once the name appears.
 PENDING: dict = {
-    "irlib.frontend.nn.ccl_allreduce": "issue 21 (collectives on MPI)",
-    "irlib.frontend.nn.ccl_broadcast_from_worker0": "issue 21 (collectives on MPI)",
     "irlib.frontend.stablehlo.from_stablehlo": "issue 18 (StableHLO frontend)",
 }
 

@@ -6,7 +6,8 @@ Jobs:
 
 * ``collectives``: ARGS is a list of cases (see cases.py plus ``op``, ``executor``,
   ``op_type``, ``axis``); each case runs one ccl op on rank r's input on the named executor
-  (``debug``/``graph``/``python`` kinds of ``create_executor``, or ``to_python``).
+  (``debug``/``graph``/``python`` kinds of ``create_executor``, or ``to_python``); then one
+  allreduce on a communicator split by rank (``set_communicator``) and one on COMM_WORLD.
 * ``tensor_parallel``: ARGS has ``model`` (``"mlp"``, ``"attention"`` or ``"block"``),
   sizes, ``seed`` and ``device``; rank 0 holds the unsharded weights, every rank gets its
   shard with ``load_from_worker0``, and the sharded model runs on ``ccl_broadcast_from_worker0``
@@ -59,6 +60,18 @@ def collectives(outdir: str, cases: list) -> None:
             run = interp.create_executor(kind, mod=irlib.IRModule.from_expr(func),
                                          target=target).evaluate()
         np.save(os.path.join(outdir, f"rank{rank}_case{index}.npy"), np.asarray(run(data)))
+    # a communicator the user passes: each rank alone (a split by rank), then COMM_WORLD again
+    from mpi4py import MPI
+    x = irlib.var("x", irlib.TensorType((3,), "float32"))
+    run = interp.create_executor("debug", mod=irlib.IRModule.from_expr(
+        irlib.Function([x], ccl.allreduce(x)))).evaluate()
+    mine = np.full(3, rank + 1, "float32")
+    distributed.set_communicator(MPI.COMM_WORLD.Split(color=rank, key=0))
+    alone = (distributed.world_size(), np.asarray(run(mine)))
+    distributed.set_communicator(None)
+    together = (distributed.world_size(), np.asarray(run(mine)))
+    np.save(os.path.join(outdir, f"rank{rank}_split.npy"),
+            np.concatenate([[alone[0]], alone[1], [together[0]], together[1]]))
 
 
 def tensor_parallel(outdir: str, args: dict) -> None:

@@ -100,6 +100,10 @@ def test_each_collective_equals_numpys_reduction(tmp_path_factory, data):
                 np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=str(case))
             else:
                 np.testing.assert_array_equal(got, want, err_msg=str(case))
+    for rank in range(NP):      # set_communicator: alone on a split, then all ranks again
+        alone_size, *alone, world, sum0, sum1, sum2 = np.load(outdir / f"rank{rank}_split.npy")
+        assert alone_size == 1 and alone == [rank + 1] * 3
+        assert world == NP and [sum0, sum1, sum2] == [sum(range(1, NP + 1))] * 3
 
 
 # -- sharded models equal the unsharded model on one process ----------------------------------
