@@ -333,7 +333,12 @@ def find_unsupported(module) -> list:
         if entry is None:
             missing.append((name, mlir.location(op)))
         elif entry.check is not None:
-            reason = entry.check(op)
+            try:
+                reason = entry.check(op)
+            except (IRError, ValueError, TypeError, IndexError, KeyError) as error:
+                raise StableHLOConversionError(
+                    f"{name} at {mlir.location(op)}: malformed operation: "
+                    f"{type(error).__name__}: {error}") from error
             if reason:
                 missing.append((f"{name} ({reason})", mlir.location(op)))
     return missing
@@ -420,7 +425,10 @@ def _input_type(index, mlir_type, info, names, size_vars):
             dims.append(dim)
         else:
             dims.append(int(dim))
-    return TensorType(tuple(dims), dtype)
+    try:
+        return TensorType(tuple(dims), dtype)
+    except (TypeError, ValueError) as error:
+        raise StableHLOConversionError(f"input_info[{index}]: {error}") from error
 
 
 def import_module(source, input_info=None) -> IRModule:

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-jax.config.update("jax_enable_x64", False)
 
 import interp  # noqa: E402
 from irlib.frontend.stablehlo import from_stablehlo  # noqa: E402

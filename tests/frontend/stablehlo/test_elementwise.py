@@ -2,7 +2,6 @@
 inputs (hypothesis over shapes)."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from ._helpers import check, jax

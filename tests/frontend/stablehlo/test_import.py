@@ -72,6 +72,18 @@ def test_input_info_names_dims_and_checks_arity():
         from_stablehlo(text, input_info=[((3, 4), "float32"), ((1,), "float32")])
     with pytest.raises(StableHLOConversionError, match="rank 1"):
         from_stablehlo(text, input_info=[((12,), "float32")])
+    with pytest.raises(StableHLOConversionError, match="input_info\\[0\\].*floaty"):
+        from_stablehlo(text, input_info=[((3, 4), "floaty")])
+    with pytest.raises(StableHLOConversionError, match="must be \\(shape, dtype\\)"):
+        from_stablehlo(text, input_info=[((3, 4),)])
+    tanh = lower(jnp.tanh, _rand(0, (3, 4)))
+    named = from_stablehlo(tanh, input_info=[((3, "n"), "float32")])
+    assert tuple(named["main"].params[0].type_annotation.shape) == (3, size_var("n"))
+    x = _rand(1, (3, 7))
+    np.testing.assert_allclose(run(named, "debug", [x])[0], np.tanh(x), rtol=1e-5)
+    # a constant of the static shape does not fit a renamed dim: a conversion error
+    with pytest.raises(StableHLOConversionError, match="stablehlo.multiply at"):
+        from_stablehlo(text, input_info=[((3, "n"), "float32")])
 
 
 def test_private_calls_are_inlined_and_composites_decomposed():

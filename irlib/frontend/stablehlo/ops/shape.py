@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import StableHLOOpNotImplemented
-from ..mlir import int_list, int_value, padding_pairs
+from ..mlir import int_list, int_value
 from ..registry import converter
 
 
