@@ -7,7 +7,13 @@
 * the model zoo: :func:`create_workload` and the model modules (``interp.testing.resnet``,
   ``mlp``, ``dcgan``, ``mobilenet``, ``lstm``, ``inception_v3``, ``squeezenet``, ``vgg``,
   ``densenet``, ``layers``), as ``relay.testing.<model>``;
-* :func:`enabled_targets`.
+* :func:`enabled_targets`;
+* :func:`check_pass` and :func:`differential` (irlib's property-testing helpers, see
+  docs/testing.md) with this package's executors: importing ``interp`` registers
+  ``"debug"`` (the interpreter), ``"graph"`` (``build`` + the graph executor) and
+  ``"python"`` (``run_as_python``) in :mod:`irlib.testing.runners`. The helpers live in
+  ``irlib.testing`` and take the executor as a parameter because ``irlib`` never imports
+  the runtime; this is the one place the runtime plugs itself in.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from irlib.ndarray import cpu, cuda
 __all__ = ["Prelude", "count", "make_nat_value", "make_nat_expr", "run_opt_pass", "run_infer_type",
            "rand", "count_ops", "check_grad", "gradient", "create_workload", "enabled_targets",
            "mlp", "resnet", "dcgan", "mobilenet", "lstm", "inception_v3", "squeezenet", "vgg",
-           "densenet", "layers"]
+           "densenet", "layers", "check_pass", "differential"]
 
 
 def enabled_targets() -> list:
@@ -104,3 +110,51 @@ def count_ops(expr) -> collections.Counter:
                                 f"{type(node.op).__name__}")
             counter[node.op.name] += 1
     return counter
+
+
+# -- irlib.testing's executors ---------------------------------------------------------------
+
+def _run_debug(mod, args):
+    from .executor import create_executor
+    return create_executor("debug", mod=mod).evaluate()(*args)
+
+
+def _run_graph(mod, args):
+    from .executor import create_executor
+    return create_executor("graph", mod=mod).evaluate()(*args)
+
+
+def _run_python(mod, args):
+    return run_as_python(mod.get_global_var("main"), mod)(*args)
+
+
+def _register_runners():
+    from irlib.testing.runners import register_runner
+    register_runner("debug", _run_debug)
+    register_runner("graph", _run_graph)
+    register_runner("python", _run_python)
+
+
+_register_runners()
+
+
+def check_pass(pass_or_fn, **options):
+    """:func:`irlib.testing.check_pass` (property-test a pass; needs hypothesis).
+
+    Args:
+        pass_or_fn: the pass (or callable ``IRModule -> IRModule``) to check.
+        options: the keyword arguments of :func:`irlib.testing.pass_checker.check_pass`.
+    """
+    from irlib.testing.pass_checker import check_pass as check
+    return check(pass_or_fn, **options)
+
+
+def differential(mod, **options):
+    """:func:`irlib.testing.differential` (run ``mod`` on every executor and compare).
+
+    Args:
+        mod: the module whose ``main`` runs.
+        options: the keyword arguments of :func:`irlib.testing.executor_diff.differential`.
+    """
+    from irlib.testing.executor_diff import differential as compare_executors
+    return compare_executors(mod, **options)
