@@ -80,7 +80,8 @@ def test_dot_general(data):
 
 def test_dot_graph_executor_and_int8():
     a, b = _rand(0, (2, 3, 4)), _rand(1, (4, 5))
-    check(lambda a, b: (a @ b, jnp.einsum("bij,bkj->bik", a, a), jnp.dot(a[0, 0], b[:, 0])),
+    check(lambda a, b: (a @ b, jnp.einsum("bij,bkj->bik", a, a), jnp.dot(a[0, 0], b[:, 0]),
+                        a[0] @ a[0].T, a[0] @ b.T[:, :, None][..., 0].T),
           a, b)
     ai = np.arange(12, dtype=np.int8).reshape(3, 4)
     check(lambda a: lax.dot_general(a, a, (((1,), (1,)), ((), ())),

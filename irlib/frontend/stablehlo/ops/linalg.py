@@ -2,8 +2,10 @@
 
 ``dot_general`` becomes one BLAS-backed op: operands are transposed to ``(batch, free,
 contracting)`` / ``(batch, contracting, free)`` order and flattened to 2-d (``nn.matmul``) or
-3-d (``nn.batch_matmul``), and the product is reshaped to StableHLO's result order (batch
-dims, then the lhs free dims, then the rhs free dims).
+3-d (``nn.batch_matmul``); an rhs already laid out ``(batch, free, contracting)`` is read
+transposed instead (``nn.dense``, ``nn.batch_matmul(transpose_b=True)``). The product is
+reshaped to StableHLO's result order (batch dims, then the lhs free dims, then the rhs free
+dims).
 
 ``convolution`` becomes ``nn.conv1d``/``nn.conv2d``/``nn.conv3d``: the operands are
 transposed to ``NC...``/``OI...`` order (a 2-d ``NHWC``/``HWIO`` convolution, JAX's usual
@@ -41,12 +43,22 @@ def dot_general(ctx, lhs, rhs, lhs_batch, rhs_batch, lhs_contract, rhs_contract,
     k = _product([lshape[a] for a in lhs_contract])
     m, n = _product(m_dims), _product(n_dims)
     lhs = transpose(ctx, lhs, list(lhs_batch) + lhs_free + list(lhs_contract))
-    rhs = transpose(ctx, rhs, list(rhs_batch) + list(rhs_contract) + rhs_free)
+    # the rhs as (batch, N, K) when it is laid out so (attention's q.k^T, torch-style weights):
+    # the kernels read it transposed, no transpose op needed
+    rhs_nk = list(rhs_batch) + rhs_free + list(rhs_contract)
+    transposed = rhs_nk == list(range(len(rshape))) and \
+        list(rhs_batch) + list(rhs_contract) + rhs_free != rhs_nk
+    if transposed:
+        rhs = transpose(ctx, rhs, rhs_nk)
+    else:
+        rhs = transpose(ctx, rhs, list(rhs_batch) + list(rhs_contract) + rhs_free)
     if batch_dims:
         b = _product(batch_dims)
         lhs = reshape(ctx, lhs, [b, m, k])
-        rhs = reshape(ctx, rhs, [b, k, n])
-        out = ctx.emit("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=False)
+        rhs = reshape(ctx, rhs, [b, n, k] if transposed else [b, k, n])
+        out = ctx.emit("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=transposed)
+    elif transposed:
+        out = ctx.emit("nn.dense", reshape(ctx, lhs, [m, k]), reshape(ctx, rhs, [n, k]))
     else:
         lhs = reshape(ctx, lhs, [m, k])
         rhs = reshape(ctx, rhs, [k, n])
@@ -54,8 +66,9 @@ def dot_general(ctx, lhs, rhs, lhs_batch, rhs_batch, lhs_contract, rhs_contract,
     return ctx.cast(reshape(ctx, out, batch_dims + m_dims + n_dims), dtype)
 
 
-@converter("stablehlo.dot_general", maps_to="nn.matmul / nn.batch_matmul (+ transpose, "
-           "reshape)", note="any batch and contracting dims; preferred result type via cast")
+@converter("stablehlo.dot_general", maps_to="nn.matmul / nn.dense / nn.batch_matmul (+ "
+           "transpose, reshape)",
+           note="any batch and contracting dims; preferred result type via cast")
 def _dot_general(ctx, op, inputs, attrs):
     numbers = dim_numbers(attrs["dot_dimension_numbers"], "DotDimensionNumbers")
     _, dtype = ctx.result_info(op)
@@ -65,7 +78,7 @@ def _dot_general(ctx, op, inputs, attrs):
                        list(numbers.rhs_contracting_dimensions), dtype)
 
 
-@converter("stablehlo.dot", maps_to="nn.matmul", note="vector/matrix operands")
+@converter("stablehlo.dot", maps_to="nn.matmul / nn.dense", note="vector/matrix operands")
 def _dot(ctx, op, inputs, attrs):
     _, dtype = ctx.result_info(op)
     lhs, rhs = inputs
