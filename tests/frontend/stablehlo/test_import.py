@@ -218,3 +218,34 @@ def test_symbolic_programs(function, spec, shapes):
             for g, e in zip(got, want):
                 assert g.shape == e.shape
                 np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+def test_if_tuple_and_barrier_written_by_hand():
+    """Operations JAX itself rarely prints: ``if``, ``tuple``/``get_tuple_element``,
+    ``optimization_barrier``, ``dynamic_broadcast_in_dim`` on a constant shape, ``dot``."""
+    text = """
+    func.func public @main(%p: tensor<i1>, %x: tensor<2x3xf32>, %w: tensor<3x2xf32>)
+        -> (tensor<2x3xf32>, tensor<2x2xf32>, tensor<4x2x3xf32>) {
+      %0 = "stablehlo.if"(%p) ({
+        %a = stablehlo.add %x, %x : tensor<2x3xf32>
+        stablehlo.return %a : tensor<2x3xf32>
+      }, {
+        %b = stablehlo.negate %x : tensor<2x3xf32>
+        stablehlo.return %b : tensor<2x3xf32>
+      }) : (tensor<i1>) -> tensor<2x3xf32>
+      %t = stablehlo.tuple %0, %w : tuple<tensor<2x3xf32>, tensor<3x2xf32>>
+      %1 = stablehlo.get_tuple_element %t[1] : (tuple<tensor<2x3xf32>, tensor<3x2xf32>>) -> tensor<3x2xf32>
+      %2:2 = stablehlo.optimization_barrier %0, %1 : tensor<2x3xf32>, tensor<3x2xf32>
+      %3 = stablehlo.dot %2#0, %2#1 : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+      %s = stablehlo.constant dense<[4, 2, 3]> : tensor<3xi64>
+      %4 = stablehlo.dynamic_broadcast_in_dim %x, %s, dims = [1, 2] : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<4x2x3xf32>
+      return %0, %3, %4 : tensor<2x3xf32>, tensor<2x2xf32>, tensor<4x2x3xf32>
+    }"""
+    mod = from_stablehlo(text)
+    x, w = _rand(0, (2, 3)), _rand(1, (3, 2))
+    for flag in (True, False):
+        got = run(mod, "debug", [np.array(flag), x, w])
+        chosen = x + x if flag else -x
+        np.testing.assert_allclose(got[0], chosen, rtol=1e-6)
+        np.testing.assert_allclose(got[1], chosen @ w, rtol=1e-5)
+        np.testing.assert_allclose(got[2], np.broadcast_to(x, (4, 2, 3)), rtol=1e-6)
