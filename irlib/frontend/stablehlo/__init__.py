@@ -28,12 +28,14 @@ def from_stablehlo(stablehlo_module, input_info=None):
 
     Args:
         stablehlo_module: MLIR text (``jax.jit(f).lower(*args).as_text()``, or the text of a
-            ``jax.export`` module) or an ``mlir.ir.Module`` parsed in jaxlib's bindings.
+            ``jax.export`` module), the bytes of ``Exported.mlir_module_serialized``, or an
+            ``mlir.ir.Module`` parsed in jaxlib's bindings.
         input_info: optional ``[(shape, dtype), ...]``, one per argument of the module's
             ``main``, overriding its argument types. A dim may be an int, a string (a named
             size variable, :func:`irlib.ir.dims.size_var`) or None/-1 (``?``). Without it,
             a dynamic (``?``) dim becomes a size variable, named as ``jax.export`` names it
-            (``"b"`` for ``symbolic_shape("b")``) when the module says so.
+            (``"b"`` for ``symbolic_shape("b")``) when the module says so, else
+            ``arg<i>_d<axis>``.
 
     Returns:
         The IRModule; ``main``'s parameters are ``arg0, arg1, ...``; it returns one tensor or

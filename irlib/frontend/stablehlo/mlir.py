@@ -72,17 +72,25 @@ def context():
 
 
 def parse_module(source):
-    """``source`` (MLIR text, or an ``ir.Module`` / its operation) as an ``ir.Module``.
+    """``source`` (MLIR text, MLIR bytecode such as ``jax.export``'s
+    ``mlir_module_serialized``, or an ``ir.Module``) as an ``ir.Module``.
 
     Raises:
         StableHLOConversionError: text MLIR cannot parse (MLIR's diagnostic in the message),
             or an object of another kind.
     """
-    ir, _ = bindings()
+    ir, stablehlo = bindings()
     if isinstance(source, ir.Module):
         return source
-    if isinstance(source, bytes):
-        source = source.decode("utf-8")
+    if isinstance(source, (bytes, bytearray)) and bytes(source[:4]) == b"ML\xefR":
+        # MLIR bytecode: jax.export's mlir_module_serialized (a portable artifact)
+        try:
+            return stablehlo.deserialize_portable_artifact(context(), bytes(source))
+        except Exception as error:  # the bindings raise their own error types
+            raise StableHLOConversionError(
+                f"cannot read the serialized StableHLO module: {error}") from error
+    if isinstance(source, (bytes, bytearray)):
+        source = bytes(source).decode("utf-8", errors="replace")
     if not isinstance(source, str):
         raise StableHLOConversionError(
             f"from_stablehlo expects MLIR text or an mlir.ir.Module, got {type(source).__name__}")

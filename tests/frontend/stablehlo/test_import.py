@@ -64,6 +64,18 @@ def test_symbolic_batch_from_jax_export():
                 np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
 
 
+def test_serialized_export_bytes():
+    from jax import export
+    b, = export.symbolic_shape("b")
+    exported = export.export(jax.jit(lambda x: jnp.sin(x) * 2))(
+        jax.ShapeDtypeStruct((b, 3), np.float32))
+    mod = from_stablehlo(exported.mlir_module_serialized)
+    x = _rand(0, (4, 3))
+    np.testing.assert_allclose(run(mod, "debug", [x])[0], np.sin(x) * 2, rtol=1e-5)
+    with pytest.raises(StableHLOConversionError, match="serialized"):
+        from_stablehlo(b"ML\xefR" + b"garbage")
+
+
 def test_input_info_names_dims_and_checks_arity():
     text = lower(lambda x: x * 2, _rand(0, (3, 4)))
     mod = from_stablehlo(text, input_info=[((3, 4), "float32")])
