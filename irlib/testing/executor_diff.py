@@ -135,6 +135,8 @@ def differential(mod, executors=("debug", "graph", "python"), inputs=None, *,
 
 def _main_text(mod) -> str:
     try:
-        return "main: " + mod["main"].astext(show_meta_data=False)
+        text = mod["main"].astext(show_meta_data=False)
+        return "main: " + "\n".join(line for line in text.splitlines()
+                                    if not line.startswith("#[version"))
     except Exception:  # noqa: BLE001 - never hide the mismatch behind a printer failure
         return "main: <unprintable>"

@@ -122,6 +122,14 @@ def plain(value):
         leaf = _leaf(current)
         if leaf is not None:
             holder[index] = leaf
+        elif isinstance(current, Adt):              # already plain
+            fields = [None] * len(current.fields)
+            holder[index] = _Pending(Adt, current.name, fields)
+            stack.extend((f, fields, i) for i, f in enumerate(current.fields))
+        elif isinstance(current, Ref):
+            box = [None]
+            holder[index] = _Pending(Ref, None, box)
+            stack.append((current.value, box, 0))
         elif hasattr(current, "constructor") and hasattr(current, "fields"):
             fields = [None] * len(current.fields)
             name = getattr(current.constructor, "name_hint", None) or f"tag{current.tag}"
