@@ -157,11 +157,12 @@ def relax_dynamo(pipeline=None):
 
         compiled = torch.compile(model, backend=relax_dynamo(), dynamic=False)
 
-    Each graph is converted (weights stay inputs: Dynamo passes them on every call), passed
-    through ``pipeline`` when one is given, and built once for the CPU target at opt level 3
-    (as ``irlib run`` builds). A call binds the argument tensors' memory as the graph's inputs
-    and has the graph write its results straight into new torch tensors, so nothing is copied
-    for contiguous CPU tensors of supported dtypes.
+    Each graph is converted with the model's weights bound as constants (so the build folds
+    batch norms and pre-transforms weight layouts), passed through ``pipeline`` when one is
+    given, and built once for the CPU target at opt level 3 (as ``irlib run`` builds). A
+    call binds the argument tensors' memory as the graph's inputs and has the graph write
+    its results straight into new torch tensors: nothing is copied for contiguous CPU
+    tensors. A weight changed since the build (in place or replaced) triggers a rebuild.
 
     Args:
         pipeline: an irlib pass (``mod -> mod``) applied before building, or None.
@@ -171,28 +172,43 @@ def relax_dynamo(pipeline=None):
     """
 
     def backend(graph_module, example_inputs):
-        function = graph_to_function(graph_module, example_inputs, weights_as_constants=False)
-        mod = IRModule()
-        mod[E.GlobalVar("main")] = function
-        if pipeline is not None:
-            mod = pipeline(mod)
-        return _GraphRunner(mod)
+        return _GraphRunner(graph_module, list(example_inputs), pipeline)
 
     return backend
 
 
-class _GraphRunner:
-    """A built graph called with torch tensors (the callable :func:`relax_dynamo` returns)."""
+def _version(tensor):
+    return (tensor.data_ptr(), tensor._version)
 
-    def __init__(self, mod):
+
+class _GraphRunner:
+    """A captured graph built for the graph executor, called with torch tensors (the
+    callable :func:`relax_dynamo` returns)."""
+
+    def __init__(self, graph_module, example_inputs, pipeline):
+        self.graph_module = graph_module
+        self.pipeline = pipeline
+        placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+        self.weight_positions = [i for i, (node, value) in
+                                 enumerate(zip(placeholders, example_inputs))
+                                 if _is_weight(node, value)]
+        self.input_positions = [i for i in range(len(example_inputs))
+                                if i not in set(self.weight_positions)]
+        self._build(example_inputs)
+
+    def _build(self, args):
         import interp  # the runtime: only when a graph is compiled (layer rule)
         from interp import graph_executor
 
         from ...transform import InferType, PassContext
+        function = graph_to_function(self.graph_module, args)
+        mod = IRModule()
+        mod[E.GlobalVar("main")] = function
+        if self.pipeline is not None:
+            mod = self.pipeline(mod)
         typed = InferType()(mod)
         ret = typed["main"].checked_type.ret_type
         fields = list(ret.fields) if hasattr(ret, "fields") else [ret]
-        self.tuple_result = hasattr(ret, "fields")
         self.out_types = [(tuple(int(d) for d in t.shape), t.dtype) for t in fields]
         with PassContext(opt_level=3):
             factory = interp.build(mod, target="cpu")
@@ -202,15 +218,19 @@ class _GraphRunner:
         inputs = {runtime.input_entry(i) for i in range(len(typed["main"].params))}
         # results written in place need outputs of their own, not inputs or shared entries
         self.zero_copy_out = len(set(heads)) == len(heads) and not set(heads) & inputs
+        self.weight_versions = [_version(args[i]) for i in self.weight_positions]
 
     def __call__(self, *args):
         import numpy as np
         import torch
-        for index, value in enumerate(args):
+        if [_version(args[i]) for i in self.weight_positions] != self.weight_versions:
+            self._build(list(args))
+        for slot, position in enumerate(self.input_positions):
+            value = args[position]
             if isinstance(value, torch.Tensor):
-                self.graph.set_input_zero_copy(index, value.detach().contiguous().numpy())
+                self.graph.set_input_zero_copy(slot, value.detach().contiguous().numpy())
             else:
-                self.graph.set_input(index, np.asarray(value))
+                self.graph.set_input(slot, np.asarray(value))
         if self.zero_copy_out:
             outputs = [torch.empty(shape, dtype=getattr(torch, dtype))
                        for shape, dtype in self.out_types]

@@ -204,9 +204,7 @@ def binary(ctx, op_name: str, lhs, rhs):
     lhs, rhs = ctx.binary_operands(lhs, rhs)
     if op_name == "divide" and not ctx.dtype(lhs).startswith(("float", "bfloat")):
         lhs, rhs = ctx.cast(lhs, "float32"), ctx.cast(rhs, "float32")
-    if op_name == "mod" and ctx.dtype(lhs).startswith(("float", "bfloat")):
-        op_name = "floor_mod"
-    elif op_name == "mod":
+    if op_name == "mod":  # torch.remainder takes the divisor's sign: floor_mod
         op_name = "floor_mod"
     return ctx.emit(op_name, lhs, rhs)
 

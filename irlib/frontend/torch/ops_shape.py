@@ -360,6 +360,14 @@ def _identity(ctx, args, kwargs):
     return args[0]
 
 
+@converter(torch._assert, getattr(torch, "_assert_async", None))
+def _assert(ctx, args, kwargs):
+    condition = args[0]
+    if not ctx.is_tensor(condition) and not condition:
+        raise TorchConversionError(f"torch._assert fails at import time: {args[1] if len(args) > 1 else ''}")
+    return None
+
+
 @converter(torch.nn.Identity, torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
            torch.nn.AlphaDropout)
 def _identity_module(ctx, module, args, kwargs):

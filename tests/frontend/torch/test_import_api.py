@@ -212,3 +212,16 @@ def test_training_dropout_is_refused():
 
     with pytest.raises(TorchOpNotImplemented, match="dropout"):
         from_fx(fx.symbolic_trace(Model()), [((2,), "float32")])
+
+
+def test_torch_assert_on_sizes():
+    class Model(nn.Module):
+        def forward(self, x):
+            torch._assert(x.shape[1] == 3, "three features")
+            return x * 2
+
+    gm = fx.symbolic_trace(Model())
+    x = torch.randn(2, 3)
+    assert_close(run(from_fx(gm, [((2, 3), "float32")]), [x], "debug"), eager(Model(), [x]))
+    with pytest.raises(TorchConversionError, match="three features"):
+        from_fx(gm, [((2, 4), "float32")])
