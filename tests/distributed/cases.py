@@ -7,6 +7,7 @@ result with numpy, independently of the code under test.
 
 from __future__ import annotations
 
+import ml_dtypes  # noqa: F401  (registers the bfloat16 dtype name)
 import numpy as np
 
 

@@ -34,6 +34,14 @@ from irlib.op import ccl  # noqa: E402
 from cases import case_input, model_weights  # noqa: E402
 
 
+def save_exact(path: str, array: np.ndarray) -> None:
+    """Save ``array``'s bytes and its dtype name (``np.save`` drops ml_dtypes' bfloat16)."""
+    array = np.ascontiguousarray(array)
+    np.save(path + ".npy", array.reshape(-1).view(np.uint8))
+    with open(path + ".json", "w", encoding="utf-8") as handle:
+        json.dump({"dtype": str(array.dtype), "shape": list(array.shape)}, handle)
+
+
 def _call(case: dict, x, size: int):
     op = case["op"]
     if op == "allreduce":
@@ -59,7 +67,7 @@ def collectives(outdir: str, cases: list) -> None:
             target = "cpu" if kind == "graph" else "python"
             run = interp.create_executor(kind, mod=irlib.IRModule.from_expr(func),
                                          target=target).evaluate()
-        np.save(os.path.join(outdir, f"rank{rank}_case{index}.npy"), np.asarray(run(data)))
+        save_exact(os.path.join(outdir, f"rank{rank}_case{index}"), np.asarray(run(data)))
     # a communicator the user passes: each rank alone (a split by rank), then COMM_WORLD again
     from mpi4py import MPI
     x = irlib.var("x", irlib.TensorType((3,), "float32"))
