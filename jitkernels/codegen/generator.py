@@ -86,6 +86,44 @@ def _layout_source(source: str, target: str, index: list) -> list:
     return [index[target.index(axis)] for axis in source]
 
 
+def _sample(dim) -> int:
+    """``dim`` at a binding where every size variable is 7919 (to order two products)."""
+    if isinstance(dim, DimExpr):
+        return int(dim.substitute({name: 7919 for name in dim.free_vars()}))
+    return int(dim)
+
+
+def _reshape_groups(out_shape, in_shape):
+    """Consecutive output dims and input dims with equal products, pairwise
+    (``(n, 12, 64)`` vs ``(n, 768)``: ``[([0], [0]), ([1, 2], [1])]``), or None when the
+    shapes do not split that way (then the index goes through the flat offset)."""
+    groups, o, i = [], 0, 0
+    while o < len(out_shape) or i < len(in_shape):
+        out_axes, in_axes, out_product, in_product = [], [], 1, 1
+        if o < len(out_shape):
+            out_axes.append(o)
+            out_product = out_shape[o]
+            o += 1
+        if i < len(in_shape):
+            in_axes.append(i)
+            in_product = in_shape[i]
+            i += 1
+        while out_product != in_product:
+            out_value, in_value = _sample(out_product), _sample(in_product)
+            if out_value < in_value and o < len(out_shape):
+                out_axes.append(o)
+                out_product = out_product * out_shape[o]
+                o += 1
+            elif in_value < out_value and i < len(in_shape):
+                in_axes.append(i)
+                in_product = in_product * in_shape[i]
+                i += 1
+            else:
+                return None
+        groups.append((out_axes, in_axes))
+    return groups
+
+
 def _broadcast_index(index: list, shape: tuple) -> list:
     """The operand index for output ``index`` under numpy broadcasting."""
     offset = len(index) - len(shape)
@@ -201,11 +239,44 @@ class _Emitter:
             for j, (i, _) in zip(kept_in, kept_out):
                 source[j] = i
             return source
+        groups = _reshape_groups(out_shape, in_shape)
+        if groups is not None:
+            return self.grouped_reshape_index(index, out_shape, in_shape, groups)
         terms = [f"{i} * {_src(s)}" for i, s in zip(index, _strides(out_shape))
                  if s != 0 and i != "0"]
         linear = self.new_local(" + ".join(terms) if terms else "0")
         return [f"(({linear} // {_src(s)}) % {_src(d)})"
                 for s, d in zip(_strides(in_shape), in_shape)]
+
+    def grouped_reshape_index(self, index: list, out_shape, in_shape, groups) -> list:
+        """The operand index of a reshape whose dims split/merge in groups (see
+        :func:`_reshape_groups`): each group's output indices are combined and split again
+        within the group only, so a symbolic dim that maps to itself is read by its own
+        index, with no division by a run-time size."""
+        source = ["0"] * len(in_shape)
+        for out_axes, in_axes in groups:
+            terms = []
+            for axis, stride in zip(out_axes, _strides([out_shape[a] for a in out_axes])):
+                if index[axis] != "0" and out_shape[axis] != 1:
+                    terms.append(index[axis] if stride == 1 else f"{index[axis]} * {_src(stride)}")
+            linear = " + ".join(terms) if terms else "0"
+            if len(in_axes) == 1:
+                source[in_axes[0]] = linear if len(terms) <= 1 else f"({linear})"
+                continue
+            if len(terms) > 1:
+                linear = self.new_local(linear)
+            strides = _strides([in_shape[a] for a in in_axes])
+            outermost = True            # no modulo for the group's first non-unit dim
+            for axis, stride in zip(in_axes, strides):
+                dim = in_shape[axis]
+                if dim == 1:
+                    continue
+                value = linear if stride == 1 else f"({linear} // {_src(stride)})"
+                if not outermost:
+                    value = f"({value} % {_src(dim)})"
+                outermost = False
+                source[axis] = value
+        return source
 
     def concat_operands(self, node, index: list) -> list:
         fields = node.args[0]

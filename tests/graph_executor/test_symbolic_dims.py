@@ -423,3 +423,32 @@ def test_symbolic_dense_runs_small_products_inline_and_large_ones_on_blas():
         got, = _run(gmod, x=value)
         want = np.maximum(value @ params["w"].T + params["bias"], 0)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+_RESHAPES = [  # (input dims, output dims) over n and c, as lambdas of (n, c)
+    (lambda n, c: (n, 12), lambda n, c: (n, 3, 4)),
+    (lambda n, c: (n, 3, 4), lambda n, c: (n, 12)),
+    (lambda n, c: (1, n, 6), lambda n, c: (n, 2, 3)),
+    (lambda n, c: (n, 4), lambda n, c: (2 * n, 2)),
+    (lambda n, c: (n, c), lambda n, c: (n * c,)),
+    (lambda n, c: (n, c, 2), lambda n, c: (c, n, 2)),          # no grouping: flat offset
+    (lambda n, c: (3, n, 2), lambda n, c: (3 * n, 2, 1)),
+]
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=st.integers(0, len(_RESHAPES) - 1), n=st.integers(1, 5), c=st.integers(1, 4))
+def test_symbolic_reshapes_inside_fused_groups(case, n, c):
+    in_dims, out_dims = _RESHAPES[case]
+    x = irlib.var("x", shape=in_dims(N, C), dtype=F32)
+    y = irlib.var("y", shape=in_dims(N, C), dtype=F32)
+    body = irlib.exp(irlib.reshape(irlib.add(x, y), out_dims(N, C)))
+    gmod, factory = _gmod(_module([x, y], body))
+    rng = np.random.default_rng(case * 100 + n * 10 + c)
+    a = rng.standard_normal(in_dims(n, c)).astype(F32)
+    b = rng.standard_normal(in_dims(n, c)).astype(F32)
+    got, = _run(gmod, x=a, y=b)
+    np.testing.assert_allclose(got, np.exp((a + b).reshape(out_dims(n, c))), rtol=1e-6)
+    if case in (0, 1, 2):               # the size variable maps to itself: no division by it
+        source = _compiled_kernels(factory)[0].source
+        assert "// sz_" not in source and "% sz_" not in source
