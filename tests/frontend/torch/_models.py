@@ -1,7 +1,8 @@
 """Small torch models written out in plain torch for the frontend tests.
 
-Torchvision-style ResNet-18 and MobileNetV2 (at a small width), a 2-layer BERT-style encoder,
-a GPT-2-style decoder block and an LSTM tagger. Every model is put in eval mode by its
+Torchvision-style ResNet-18 and MobileNetV2 (at a small width), SqueezeNet/VGG,
+DenseNet/Inception and EfficientNet/MobileNetV3 blocks, a 2-layer BERT-style encoder, a
+GPT-2-style decoder block, an nn.MultiheadAttention encoder and an LSTM tagger. Every model is put in eval mode by its
 ``make_*`` function with fixed random weights (and non-trivial batch-norm statistics).
 """
 
@@ -246,18 +247,120 @@ class LSTMTagger(nn.Module):
         return F.log_softmax(self.out(h), dim=-1)
 
 
+class SqueezeVGG(nn.Module):
+    """SqueezeNet fire modules (ceil-mode max pools, concat of 1x1/3x3 expands) and a
+    VGG-style conv stack with a dropout classifier."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2), nn.ReLU(inplace=True),
+                                  nn.MaxPool2d(3, 2, ceil_mode=True))
+        self.squeeze = nn.Conv2d(8, 4, 1)
+        self.expand1 = nn.Conv2d(4, 8, 1)
+        self.expand3 = nn.Conv2d(4, 8, 3, padding=1)
+        self.vgg = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(inplace=True),
+                                 nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(inplace=True),
+                                 nn.MaxPool2d(2, 2))
+        self.classifier = nn.Sequential(nn.Dropout(0.5), nn.Linear(16 * 2 * 2, 32),
+                                        nn.ReLU(True), nn.Dropout(0.5),
+                                        nn.Linear(32, num_classes))
+
+    def forward(self, x):
+        x = self.stem(x)
+        s = F.relu(self.squeeze(x))
+        x = torch.cat([F.relu(self.expand1(s)), F.relu(self.expand3(s))], 1)
+        x = F.adaptive_avg_pool2d(self.vgg(x), (2, 2))
+        return self.classifier(torch.flatten(x, 1))
+
+
+class DenseInception(nn.Module):
+    """A DenseNet dense block (BN-ReLU-conv, concatenation growth, transition with avg
+    pooling) followed by an Inception block (four branches, avg-pool branch, concat)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.dense = nn.ModuleList()
+        channels = 8
+        for _ in range(3):
+            self.dense.append(nn.Sequential(nn.BatchNorm2d(channels), nn.ReLU(inplace=True),
+                                            nn.Conv2d(channels, 4, 3, padding=1, bias=False)))
+            channels += 4
+        self.transition = nn.Sequential(nn.BatchNorm2d(channels), nn.ReLU(inplace=True),
+                                        nn.Conv2d(channels, 12, 1, bias=False),
+                                        nn.AvgPool2d(2, 2))
+        self.b1 = nn.Conv2d(12, 4, 1)
+        self.b3 = nn.Sequential(nn.Conv2d(12, 4, 1), nn.ReLU(), nn.Conv2d(4, 6, 3, padding=1))
+        self.b5 = nn.Sequential(nn.Conv2d(12, 2, 1), nn.ReLU(), nn.Conv2d(2, 4, 5, padding=2))
+        self.pool_proj = nn.Conv2d(12, 4, 1)
+
+    def forward(self, x):
+        features = [self.stem(x)]
+        for layer in self.dense:
+            features.append(layer(torch.cat(features, 1)))
+        x = self.transition(torch.cat(features, 1))
+        pooled = F.avg_pool2d(x, 3, stride=1, padding=1, count_include_pad=False)
+        out = torch.cat([self.b1(x), self.b3(x), self.b5(x), self.pool_proj(pooled)], 1)
+        return F.relu(out).mean((2, 3))
+
+
+class SqueezeExcite(nn.Module):
+    """Squeeze-and-excitation: global pool, two 1x1 convs, a gate multiplied in."""
+
+    def __init__(self, channels, reduced, gate):
+        super().__init__()
+        self.fc1 = nn.Conv2d(channels, reduced, 1)
+        self.fc2 = nn.Conv2d(reduced, channels, 1)
+        self.act = nn.SiLU() if gate == "sigmoid" else nn.ReLU()
+        self.gate = nn.Sigmoid() if gate == "sigmoid" else nn.Hardsigmoid()
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        return x * self.gate(self.fc2(self.act(self.fc1(s))))
+
+
+class EfficientMobileV3(nn.Module):
+    """An EfficientNet-B0 MBConv (SiLU, SE with sigmoid) and a MobileNetV3 block (hardswish,
+    SE with hardsigmoid), each with depthwise convs and residuals."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16),
+                                  nn.SiLU())
+        self.mbconv = nn.Sequential(nn.Conv2d(16, 64, 1, bias=False), nn.BatchNorm2d(64),
+                                    nn.SiLU(), nn.Conv2d(64, 64, 5, 1, 2, groups=64, bias=False),
+                                    nn.BatchNorm2d(64), nn.SiLU(),
+                                    SqueezeExcite(64, 4, "sigmoid"),
+                                    nn.Conv2d(64, 16, 1, bias=False), nn.BatchNorm2d(16))
+        self.v3 = nn.Sequential(nn.Conv2d(16, 48, 1, bias=False), nn.BatchNorm2d(48),
+                                nn.Hardswish(), nn.Conv2d(48, 48, 3, 1, 1, groups=48, bias=False),
+                                nn.BatchNorm2d(48), SqueezeExcite(48, 12, "hard"), nn.Hardswish(),
+                                nn.Conv2d(48, 16, 1, bias=False), nn.BatchNorm2d(16))
+        self.head = nn.Sequential(nn.Linear(16, 32), nn.Hardswish(), nn.Dropout(0.2),
+                                  nn.Linear(32, num_classes))
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = x + self.mbconv(x)
+        x = x + self.v3(x)
+        return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
 def make(name: str, seed: int = 0) -> nn.Module:
     """The test model ``name`` with deterministic random weights, in eval mode."""
     torch.manual_seed(seed)
     model = {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2, "bert": BertEncoder,
-             "gpt2_block": GPT2Block, "mha": MHAEncoder, "lstm": LSTMTagger}[name]()
+             "gpt2_block": GPT2Block, "mha": MHAEncoder, "lstm": LSTMTagger,
+             "squeeze_vgg": SqueezeVGG, "dense_inception": DenseInception,
+             "efficient_mobilev3": EfficientMobileV3}[name]()
     return _randomize_norms(model, seed)
 
 
 def example_inputs(name: str, seed: int = 0) -> tuple:
     """Example inputs of model ``name`` (torch tensors)."""
     gen = torch.Generator().manual_seed(seed)
-    if name in ("resnet18", "mobilenet_v2"):
+    if name in ("resnet18", "mobilenet_v2", "squeeze_vgg", "dense_inception",
+                "efficient_mobilev3"):
         return (torch.randn(2, 3, 32, 32, generator=gen),)
     if name == "bert":
         ids = torch.randint(0, 50, (2, 8), generator=gen)

@@ -13,7 +13,8 @@ from irlib.frontend.torch import from_exported_program, from_fx
 from . import _models
 from ._running import EXECUTORS, assert_close, check_module, eager, input_info, run
 
-MODELS = ["resnet18", "mobilenet_v2", "bert", "gpt2_block", "mha", "lstm"]
+MODELS = ["resnet18", "mobilenet_v2", "squeeze_vgg", "dense_inception", "efficient_mobilev3",
+          "bert", "gpt2_block", "mha", "lstm"]
 
 
 @pytest.mark.parametrize("name", MODELS)
