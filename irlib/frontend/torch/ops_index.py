@@ -179,3 +179,13 @@ def _aten_index(ctx, args, kwargs):
     x, indices = args[0], list(args[1])
     items = tuple(slice(None) if item is None else item for item in indices)
     return index_tensor(ctx, x, items)
+
+
+@converter(torch.flip, "Tensor.flip", aten.flip.default)
+def _flip(ctx, args, kwargs):
+    x = args[0]
+    dims = arg(args, kwargs, 1, "dims")
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    for axis in dims:
+        x = ctx.emit("reverse", x, axis=norm_axis(axis, ctx.ndim(x)))
+    return x

@@ -152,7 +152,8 @@ def test_cat_stack_split_chunk(sizes, dim, chunks, split):
 def test_expand_repeat():
     fn = Fn(lambda x: (x.expand(2, 3, 4), x.expand(-1, 4).repeat(2, 1),
                        x.repeat(1, 2, 2), x.expand_as(torch.zeros(3, 5)),
-                       torch.repeat_interleave(x, 2, dim=0)))
+                       torch.repeat_interleave(x, 2, dim=0), x.flip(0),
+                       torch.flip(x.expand(3, 4), [0, -1])))
     check_module(fn, [_randn(3, 1)])
 
 
