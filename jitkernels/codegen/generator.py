@@ -287,9 +287,13 @@ class _Emitter:
         for field in fields.fields:
             shifted = list(index)
             shifted[axis] = f"({index[axis]} - {_src(start)})" if start != 0 else index[axis]
-            # Clamp so that reads of the branches not taken stay in bounds.
+            # Clamp so that reads of the branches not taken stay in bounds (a symbolic
+            # field may be empty at run time: clamped to 0 last, never to -1).
             size = _shape(field)[axis]
-            shifted[axis] = f"min(max({shifted[axis]}, 0), {_src(size - 1)})"
+            if isinstance(size, DimExpr):
+                shifted[axis] = f"max(min({shifted[axis]}, {_src(size - 1)}), 0)"
+            else:
+                shifted[axis] = f"min(max({shifted[axis]}, 0), {_src(size - 1)})"
             pairs.append((field, shifted))
             start += size
         return pairs

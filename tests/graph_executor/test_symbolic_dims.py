@@ -452,3 +452,16 @@ def test_symbolic_reshapes_inside_fused_groups(case, n, c):
     if case in (0, 1, 2):               # the size variable maps to itself: no division by it
         source = _compiled_kernels(factory)[0].source
         assert "// sz_" not in source and "% sz_" not in source
+
+
+def test_concatenate_inside_a_group_with_an_empty_symbolic_field():
+    cache = irlib.var("cache", shape=(C, 3), dtype=F32)
+    x = irlib.var("x", shape=(N, 3), dtype=F32)
+    body = irlib.transpose(irlib.exp(irlib.concatenate([cache, x], axis=0)), (1, 0))
+    gmod, factory = _gmod(_module([cache, x], body))
+    assert any("max(min(" in k.source for k in _compiled_kernels(factory))
+    for c, n in [(0, 2), (3, 1), (2, 0)]:
+        a = np.arange(c * 3, dtype=F32).reshape(c, 3) / 10
+        b = -np.arange(n * 3, dtype=F32).reshape(n, 3) / 10
+        got, = _run(gmod, cache=a, x=b)
+        np.testing.assert_allclose(got, np.exp(np.concatenate([a, b])).T, rtol=1e-6)
