@@ -465,3 +465,31 @@ def test_concatenate_inside_a_group_with_an_empty_symbolic_field():
         b = -np.arange(n * 3, dtype=F32).reshape(n, 3) / 10
         got, = _run(gmod, cache=a, x=b)
         np.testing.assert_allclose(got, np.exp(np.concatenate([a, b])).T, rtol=1e-6)
+
+
+def _kernel_signature_count() -> int:
+    """Compiled specialisations of every numba function in the hand-written CPU kernels."""
+    import sys
+    from numba.core.registry import CPUDispatcher
+    total = 0
+    for name, module in list(sys.modules.items()):
+        if name.startswith("jitkernels.cpu") and module is not None:
+            total += sum(len(value.signatures) for value in vars(module).values()
+                         if isinstance(value, CPUDispatcher))
+    return total
+
+
+def test_hand_written_kernels_do_not_recompile_per_size(attention):
+    gmod, factory, _ = attention
+    dh = D // H
+
+    def step(n, c):
+        cache = np.ones((c, H, dh), F32)
+        _run(gmod, x=np.ones((n, D), F32), k_cache=cache, v_cache=cache)
+    step(1, 2)
+    step(3, 7)
+    before = _kernel_signature_count()
+    assert before > 0                       # softmax, reductions, small GEMMs ran on numba
+    for n, c in [(1, 9), (2, 31), (5, 3), (1, 64), (4, 0)]:
+        step(n, c)
+    assert _kernel_signature_count() == before
