@@ -12,6 +12,8 @@
   (``import interp`` registers the runtime's).
 * :mod:`irlib.testing.pytest_plugin`: ``pytest -p irlib.testing.pytest_plugin
   --irlib-thorough`` raises every example budget.
+* :func:`sample` (:mod:`irlib.testing.sampling`): one value of a strategy, reproducible
+  from a seed.
 * :mod:`irlib.testing.dataflow_eval`: a tiny numpy evaluator for dataflow expressions.
 
 The strategies and ``check_pass`` import hypothesis, so this package imports nothing until a
@@ -23,6 +25,7 @@ _LAZY = {
     "PassCheckResult": "pass_checker",
     "differential": "executor_diff", "ExecutorMismatch": "executor_diff",
     "register_runner": "runners", "runner_names": "runners",
+    "sample": "sampling",
 }
 
 __all__ = sorted(_LAZY)

@@ -8,8 +8,8 @@ and one or two graph outputs whose shapes the generator computes. Every model pa
 ``onnx.checker.check_model(model, full_check=True)``.
 
 The drawn :class:`OnnxCase` carries the model, an input strategy and an independent oracle:
-``case.reference(feeds)`` runs the model on onnxruntime (when installed). Its ``repr`` is
-``onnx.helper.printable_graph``, so a failing case prints readably.
+``case.reference(feeds)`` runs the model on onnxruntime (when installed). Its ``repr`` is the
+graph in ONNX's text syntax (``onnx.printer``), so a failing case prints readably.
 
 Example::
 
@@ -72,10 +72,14 @@ class OnnxCase:
         return session.run(None, feeds)
 
     def __repr__(self) -> str:
-        import onnx.helper
         shapes = ", ".join(f"{n}: {list(s)}" for n, s in self.inputs.items())
-        return (f"OnnxCase(opset {self.opset}; inputs {shapes})\n"
-                + onnx.helper.printable_graph(self.model.graph))
+        try:
+            from onnx.printer import to_text
+            text = to_text(self.model.graph)
+        except ImportError:       # onnx before 1.14
+            from onnx.helper import printable_graph
+            text = printable_graph(self.model.graph)
+        return f"OnnxCase(opset {self.opset}; inputs {shapes})\n{text}"
 
 
 class _Graph:

@@ -130,9 +130,10 @@ def _varied(strategy):
 
 
 def _pass_name(pass_or_fn) -> str:
-    name = getattr(pass_or_fn, "name", None)
-    if isinstance(name, str):
-        return name
+    for name in (getattr(pass_or_fn, "name", None),
+                 getattr(getattr(pass_or_fn, "info", None), "name", None)):
+        if isinstance(name, str) and name:
+            return name
     return getattr(pass_or_fn, "__name__", None) or type(pass_or_fn).__name__
 
 
@@ -147,7 +148,8 @@ def _main_only(mod) -> str:
     """The module's text without the Prelude's definitions (for ADT programs)."""
     text = _text(mod)
     if "def @main" in text and text.count("\ndef @") > 4:
-        return "...\ndef @main" + text.split("def @main", 1)[1]
+        main = text.split("def @main", 1)[1].split("\ndef @", 1)[0]
+        return "(the Prelude's definitions left out)\ndef @main" + main.rstrip()
     return text
 
 
@@ -303,7 +305,9 @@ def check_pass(pass_or_fn, *, programs="dataflow", max_examples: int | None = No
     strategy = program_strategy(programs)
     checker = _Checker(pass_or_fn, run, rtol, atol, exact, idempotent, type_check)
     budget = max_examples if max_examples is not None else examples(DEFAULT_EXAMPLES)
-    phases = tuple(p for p in Phase if shrink or p not in (Phase.shrink, Phase.explain))
+    # NOTE: never Phase.explain: it reruns the failing program many times under coverage
+    # tracing, which costs more than the shrinking; the report says what failed.
+    phases = tuple(p for p in Phase if p is not Phase.explain and (shrink or p is not Phase.shrink))
     config = settings(settings.default, max_examples=budget, deadline=None, phases=phases,
                       report_multiple_bugs=False, suppress_health_check=list(HealthCheck))
 
