@@ -12,8 +12,9 @@ shards with ``load_from_worker0``) and input; the table shows the median latency
 forward step (rank 0's; the ranks are aligned by a barrier before each step, outside the
 timed region), the threads each process may use (one, and the machine's cores split
 between the ranks), the payload bytes per rank per step handed to ``MPI_Allreduce``, the
-bytes a ring allreduce puts on the wire per rank (``2 (N-1)/N`` times the payload), and the
-largest difference from the unsharded output.
+bytes a ring allreduce puts on the wire per rank (``2 (N-1)/N`` times the payload), the
+mean time per step rank 0 spends inside the allreduces (waiting for the other ranks
+included), and the largest difference from the unsharded output.
 """
 
 from __future__ import annotations
@@ -79,8 +80,7 @@ def worker(args) -> None:
         np.save(args.out + ".npy", out)
         with open(args.out + ".json", "w", encoding="utf-8") as handle:
             json.dump({"median_ms": 1000 * statistics.median(times),
-                       "stats": {k: {"calls": v["calls"] / args.repeat,
-                                     "bytes": v["bytes"] / args.repeat}
+                       "stats": {k: {key: value / args.repeat for key, value in v.items()}
                                  for k, v in stats.items()}}, handle)
 
 
@@ -149,14 +149,15 @@ def main() -> None:
             rows.append((label, n, threads, result, np.load(out + ".npy")))
     reference = rows[1][4]
     print(f"{'configuration':<14} {'threads/proc':>12} {'median ms':>10} {'allreduce/step':>15} "
-          f"{'payload B/step':>15} {'ring wire B/step':>17} {'max |diff|':>11}")
+          f"{'in allreduce ms':>16} {'payload B/step':>15} {'ring wire B/step':>17} "
+          f"{'max |diff|':>11}")
     for label, n, threads, result, out in rows:
-        reduce = result["stats"].get("allreduce", {"calls": 0, "bytes": 0})
+        reduce = result["stats"].get("allreduce", {"calls": 0, "bytes": 0, "seconds": 0.0})
         payload = reduce["bytes"]
         wire = payload * 2 * (n - 1) / n if n else 0
         print(f"{label:<14} {threads:>12} {result['median_ms']:>10.2f} "
-              f"{reduce['calls']:>15.0f} {payload:>15.0f} {wire:>17.0f} "
-              f"{float(np.abs(out - reference).max()):>11.2e}")
+              f"{reduce['calls']:>15.0f} {1000 * reduce['seconds']:>16.2f} {payload:>15.0f} "
+              f"{wire:>17.0f} {float(np.abs(out - reference).max()):>11.2e}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ benchmarks report as the bytes moved per step.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from irlib.errors import OpImplError
@@ -46,9 +48,10 @@ class MPICollectives:
         comm: the mpi4py communicator (every rank of it must make the same calls).
 
     Attributes:
-        stats: ``{collective name: {"calls": int, "bytes": int}}``: payload bytes this rank
-            handed to MPI (the input's size for allreduce, allgather and broadcast; the part
-            received for scatter).
+        stats: ``{collective name: {"calls": int, "bytes": int, "seconds": float}}``: payload
+            bytes this rank handed to MPI (the input's size for allreduce, allgather and
+            broadcast; the part received for scatter) and the time spent in the calls
+            (waiting for the slowest rank included).
     """
 
     def __init__(self, comm):
@@ -69,10 +72,11 @@ class MPICollectives:
         """This process's rank in the communicator."""
         return int(self.comm.Get_rank())
 
-    def _count(self, name: str, nbytes: int) -> None:
-        entry = self.stats.setdefault(name, {"calls": 0, "bytes": 0})
+    def _count(self, name: str, nbytes: int, started: float) -> None:
+        entry = self.stats.setdefault(name, {"calls": 0, "bytes": 0, "seconds": 0.0})
         entry["calls"] += 1
         entry["bytes"] += int(nbytes)
+        entry["seconds"] += time.perf_counter() - started
 
     def reset_stats(self) -> None:
         """Forget the counts in :attr:`stats`."""
@@ -85,6 +89,7 @@ class MPICollectives:
             array: a C-contiguous array (the same shape and dtype on every rank).
             op_type: ``"sum"``, ``"prod"``, ``"min"``, ``"max"`` or ``"avg"``.
         """
+        started = time.perf_counter()
         op = self._ops.get(op_type)
         if op is None:
             raise OpImplError(f"ccl.allreduce: unknown op_type {op_type!r}", op="ccl.allreduce")
@@ -92,7 +97,7 @@ class MPICollectives:
         send = np.ascontiguousarray(array, dtype=work_dtype)
         out = np.empty_like(send)
         self.comm.Allreduce(send, out, op=op)
-        self._count("allreduce", array.nbytes)
+        self._count("allreduce", array.nbytes, started)
         if op_type == "avg":
             size = self.world_size
             if out.dtype.kind in "iu":
@@ -108,11 +113,12 @@ class MPICollectives:
         Args:
             array: a C-contiguous array with at least one axis (one shape on every rank).
         """
+        started = time.perf_counter()
         array = np.ascontiguousarray(array)
         size = self.world_size
         out = np.empty((size,) + array.shape, dtype=array.dtype)
         self.comm.Allgather([_as_bytes(array), self._mpi.BYTE], [_as_bytes(out), self._mpi.BYTE])
-        self._count("allgather", array.nbytes)
+        self._count("allgather", array.nbytes, started)
         return out.reshape((size * array.shape[0],) + array.shape[1:])
 
     def broadcast_from_worker0(self, array: np.ndarray) -> np.ndarray:
@@ -122,12 +128,13 @@ class MPICollectives:
         Args:
             array: the data on rank 0; an array of the same shape and dtype elsewhere.
         """
+        started = time.perf_counter()
         if self.rank == 0:
             out = np.array(array, copy=True, order="C")
         else:
             out = np.empty(array.shape, dtype=array.dtype)
         self.comm.Bcast([_as_bytes(out), self._mpi.BYTE], root=0)
-        self._count("broadcast_from_worker0", out.nbytes)
+        self._count("broadcast_from_worker0", out.nbytes, started)
         return out
 
     def scatter_from_worker0(self, array: np.ndarray, axis: int) -> np.ndarray:
@@ -138,6 +145,7 @@ class MPICollectives:
             array: the full tensor on rank 0; same shape and dtype elsewhere.
             axis: the axis to cut (its size divisible by the world size).
         """
+        started = time.perf_counter()
         size = self.world_size
         shape = tuple(array.shape)
         if shape[axis] % size:
@@ -154,5 +162,5 @@ class MPICollectives:
             send = [_as_bytes(np.ascontiguousarray(np.moveaxis(split, axis, 0))),
                     self._mpi.BYTE]
         self.comm.Scatter(send, [_as_bytes(out), self._mpi.BYTE], root=0)
-        self._count("scatter_from_worker0", out.nbytes)
+        self._count("scatter_from_worker0", out.nbytes, started)
         return out
