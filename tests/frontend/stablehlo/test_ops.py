@@ -268,3 +268,21 @@ def test_half_precision_contractions_accumulate_in_float32():
                                                 (1, 1), "SAME",
                                                 dimension_numbers=("NHWC", "HWIO", "NHWC")),
           w, k, rtol=1e-2, atol=1e-2, executors=("debug",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_windowed_gather_from_vmapped_dynamic_slice(data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=2, max_size=3)))
+    x = _rand(data.draw(st.integers(0, 999)), shape)
+    sizes = [data.draw(st.integers(1, d)) for d in shape[1:]]
+    starts = np.array([[data.draw(st.integers(-1, d + 1)) for d in shape[1:]]
+                       for _ in range(shape[0])], np.int32)
+
+    def f(x, starts):
+        rows = jax.vmap(lambda r, s: lax.dynamic_slice(r, tuple(s), sizes))(x, starts)
+        shared = jax.vmap(lambda s: lax.dynamic_slice(x[0], tuple(s), sizes))(starts)
+        return rows, shared
+    assert "gather" in __import__("tests.frontend.stablehlo._helpers",
+                                  fromlist=["lower"]).lower(f, x, starts)
+    check(f, x, starts, executors=("debug",))

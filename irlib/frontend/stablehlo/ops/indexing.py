@@ -1,12 +1,13 @@
 """Indexing: ``gather``, ``scatter``, ``sort`` and ``chlo.top_k``.
 
-``gather`` and ``scatter`` are supported in the forms jnp indexing emits: every indexed
-operand dim is indexed by a point (slice size 1; a full-size slice along an indexed dim
-ignores its index, as StableHLO's clamping makes it 0) and every other dim is taken whole.
-Batching dims (``take_along_axis``) are indexed by an iota. The operand is transposed so its
-indexed dims come first; the index vectors (clamped into bounds, as StableHLO clamps gather
-starts) feed ``take`` (one indexed dim) or ``gather_nd``, and ``scatter_nd`` (update and add
-bodies). Scatter indices must be in bounds (StableHLO skips out-of-bounds updates; irlib's
+The forms jnp indexing emits, where every indexed operand dim is indexed by a point (slice
+size 1; a full-size slice along an indexed dim ignores its index, as StableHLO's clamping
+makes it 0) and every other dim is taken whole, are fast: batching dims (``take_along_axis``)
+are indexed by an iota, the operand is transposed so its indexed dims come first, and the
+index vectors (clamped into bounds, as StableHLO clamps gather starts) feed ``take`` (one
+indexed dim) or ``gather_nd``, and ``scatter_nd`` (update and add bodies). Any other gather
+(windows of run-time start, as ``vmap`` of ``dynamic_slice`` emits) builds one full index per
+output element for ``gather_nd``. Scatter indices must be in bounds (StableHLO skips out-of-bounds updates; irlib's
 ``scatter_nd`` does not).
 
 ``sort`` with a comparator that compares one operand (JAX's comparators, NaN handling
@@ -94,7 +95,8 @@ def _gather_points(ctx, data, vectors, count):
 
 
 @converter("stablehlo.gather", maps_to="take / gather_nd (+ transpose, reshape)",
-           note="point indices on indexed dims, whole other dims, batching dims")
+           note="any dimension numbers (batching dims too); windows of run-time start need a "
+                "static operand shape")
 def _gather(ctx, op, inputs, attrs):
     numbers = dim_numbers(attrs["dimension_numbers"], "GatherDimensionNumbers")
     return gather(ctx, inputs[0], inputs[1], numbers, int_list(attrs["slice_sizes"]))
@@ -112,7 +114,8 @@ def _dynamic_gather(ctx, op, inputs, attrs):
 
 def gather(ctx, operand, indices, numbers, sizes):
     """StableHLO ``gather`` of ``operand`` at ``indices`` with dimension numbers ``numbers``
-    (the binding's ``GatherDimensionNumbers``) and slice sizes ``sizes``."""
+    (the binding's ``GatherDimensionNumbers``) and slice sizes ``sizes``: point gathers as
+    ``take``/``gather_nd`` of whole slices, other windows through :func:`_window_gather`."""
     shape = ctx.shape(operand)
     rank = len(shape)
     offset_dims = list(numbers.offset_dims)
@@ -120,18 +123,27 @@ def gather(ctx, operand, indices, numbers, sizes):
     batching = list(numbers.operand_batching_dims)
     index_map = list(numbers.start_index_map)
     vector_dim = int(numbers.index_vector_dim)
-    vectors, dims = _point_indices(ctx, operand, indices, index_map, batching,
-                                   list(numbers.start_indices_batching_dims), vector_dim, sizes)
-    rest = [d for d in range(rank) if d not in dims]
-    for d in rest:
-        if sizes[d] != shape[d]:
-            raise StableHLOOpNotImplemented(f"a partial slice ({sizes[d]} of {shape[d]}) "
-                                            f"along the unindexed dim {d}", [])
-    data = transpose(ctx, operand, dims + rest)
-    out = _gather_points(ctx, data, vectors, len(dims))
-    batch_shape = list(ctx.shape(vectors)[:-1])
     window = [d for d in range(rank) if d not in collapsed and d not in batching]
-    out = reshape(ctx, out, batch_shape + [1 if d in dims else shape[d] for d in window])
+    points = all(sizes[d] == 1 or sizes[d] == shape[d] for d in index_map) and \
+        all(sizes[d] == shape[d] for d in range(rank) if d not in index_map and
+            d not in batching)
+    if points and not batching and all(sizes[d] == shape[d] for d in index_map):
+        # every index is clamped to 0: each batch element reads the whole operand
+        batch_shape = list(ctx.shape(_index_vectors(ctx, indices, vector_dim))[:-1])
+        out = reshape(ctx, operand, [1] * len(batch_shape) + list(shape))
+        out = ctx.emit("broadcast_to", out, shape=batch_shape + list(shape))
+        out = reshape(ctx, out, batch_shape + [shape[d] for d in window])
+    elif points:
+        vectors, dims = _point_indices(ctx, operand, indices, index_map, batching,
+                                       list(numbers.start_indices_batching_dims), vector_dim,
+                                       sizes)
+        rest = [d for d in range(rank) if d not in dims]
+        data = transpose(ctx, operand, dims + rest)
+        out = _gather_points(ctx, data, vectors, len(dims))
+        batch_shape = list(ctx.shape(vectors)[:-1])
+        out = reshape(ctx, out, batch_shape + [1 if d in dims else shape[d] for d in window])
+    else:
+        out, batch_shape = _window_gather(ctx, operand, indices, numbers, sizes, window)
     out_rank = len(batch_shape) + len(window)
     order, batch_next = [], 0
     for axis in range(out_rank):
@@ -141,6 +153,55 @@ def gather(ctx, operand, indices, numbers, sizes):
             order.append(batch_next)
             batch_next += 1
     return transpose(ctx, out, order)
+
+
+def _window_gather(ctx, operand, indices, numbers, sizes, window):
+    """Any gather of a static-shaped operand (``vmap`` of ``dynamic_slice`` emits windows of
+    run-time start): one full index per output element, ``start + offset`` per operand dim
+    with each start clamped to ``[0, dim - size]``, read by ``gather_nd``.
+
+    Returns:
+        ``(out, batch_shape)``: ``out`` has shape ``batch_shape + [sizes[d] for d in window]``.
+    """
+    shape = ctx.static_shape(operand)
+    if shape is None:
+        raise StableHLOOpNotImplemented("a windowed gather from a dynamic shape", [])
+    rank = len(shape)
+    index_map = list(numbers.start_index_map)
+    batching = list(numbers.operand_batching_dims)
+    index_batching = list(numbers.start_indices_batching_dims)
+    vector_dim = int(numbers.index_vector_dim)
+    vectors = ctx.cast(_index_vectors(ctx, indices, vector_dim), "int64")
+    batch_shape = list(ctx.shape(vectors)[:-1])
+    nb = len(batch_shape)
+    window_sizes = [int(sizes[d]) for d in window]
+    full = batch_shape + window_sizes
+    components = []
+    for d in range(rank):
+        term = None
+        if d in index_map:
+            start = ctx.emit("take", vectors, ctx.scalar(index_map.index(d), "int64"), axis=-1,
+                             mode="clip")
+            start = ctx.emit("maximum", ctx.emit("minimum", start, ctx.scalar(
+                shape[d] - int(sizes[d]), "int64")), ctx.scalar(0, "int64"))
+            term = reshape(ctx, start, batch_shape + [1] * len(window))
+        elif d in batching:
+            index_dim = index_batching[batching.index(d)]
+            position = index_dim - (1 if index_dim > vector_dim else 0)
+            ramp = np.arange(batch_shape[position], dtype=np.int64).reshape(
+                [-1 if i == position else 1 for i in range(nb)] + [1] * len(window))
+            term = ctx.const(ramp)
+        if d in window:
+            axis = nb + window.index(d)
+            ramp = ctx.const(np.arange(int(sizes[d]), dtype=np.int64).reshape(
+                [-1 if i == axis else 1 for i in range(len(full))]))
+            term = ramp if term is None else ctx.emit("add", term, ramp)
+        if term is None:
+            term = ctx.scalar(0, "int64")
+        components.append(ctx.emit("broadcast_to", term, shape=full)
+                          if list(ctx.shape(term)) != full else term)
+    stacked = ctx.emit("stack", ctx.make_tuple(components), axis=0)
+    return ctx.emit("gather_nd", operand, stacked), batch_shape
 
 
 def _check_scatter(op):
