@@ -24,6 +24,14 @@ from .errors import TorchConversionError
 _NO_FOLD = frozenset({"nn.dropout"})
 
 
+def _static(ty) -> bool:
+    """True when every dim of ``ty`` (a tensor or tuple type) is a known integer."""
+    if isinstance(ty, TupleType):
+        return all(_static(field) for field in ty.fields)
+    return isinstance(ty, TensorType) and all(isinstance(d, (int, np.integer))
+                                               for d in ty.shape)
+
+
 def sanitize(name: str) -> str:
     """``name`` made a valid irlib identifier (letters, digits, ``_`` and ``.``)."""
     cleaned = re.sub(r"[^0-9A-Za-z_.]", "_", name) or "_"
@@ -59,6 +67,7 @@ class Context:
         self.weight_values: list = []
         self._weights: dict = {}
         self._var_names: set = set()
+        self.size_sources: dict = {}
         self.module_path = ""
         self.node_name = ""
 
@@ -140,6 +149,40 @@ class Context:
         self._var_names.add(unique)
         return E.Var(unique, ty)
 
+    def record_sizes(self, var) -> None:
+        """Remember which axis of input ``var`` carries each of its size variables, so that
+        :meth:`dim_value` can compute the variable's value at run time."""
+        for axis, dim in enumerate(var.type_annotation.shape):
+            if isinstance(dim, DimExpr) and len(dim.terms) == 1 and dim.terms[0][1] == 1 \
+                    and len(dim.terms[0][0]) == 1 and isinstance(dim.terms[0][0][0], str):
+                self.size_sources.setdefault(dim.terms[0][0][0], (var, axis))
+
+    def dim_value(self, dim, dtype: str = "int64"):
+        """A rank-0 expression of ``dtype`` holding the value of size ``dim``: a constant for
+        an int, else ``shape_of``/``take`` of the inputs carrying its size variables combined
+        with scalar arithmetic.
+
+        Raises:
+            TorchOpNotImplemented: when a variable is carried by no input, or ``dim`` has a
+                floor division.
+        """
+        from .errors import TorchOpNotImplemented
+        if not isinstance(dim, DimExpr):
+            return self.scalar(int(dim), dtype)
+        total = None
+        for monomial, coeff in dim.terms:
+            term = self.scalar(coeff, "int64")
+            for atom in monomial:
+                if not isinstance(atom, str) or atom not in self.size_sources:
+                    raise TorchOpNotImplemented(f"the value of size {dim} is not available "
+                                                "(no input carries it)")
+                var, axis = self.size_sources[atom]
+                shape = self.emit("shape_of", var, dtype="int64")
+                size = self.emit("take", shape, self.scalar(axis, "int64"))
+                term = self.emit("multiply", term, size)
+            total = term if total is None else self.emit("add", total, term)
+        return self.cast(total, dtype)
+
     def emit(self, op_name: str, *args, **attrs):
         """A typed call of op ``op_name`` on ``args`` (folded when all are constants)."""
         op_def = op_registry.get_def(op_name)
@@ -147,7 +190,7 @@ class Context:
         ty = op_def.type_rel([self.type_of(arg) for arg in args], call.attrs)
         self.set_type(call, ty)
         if op_name not in _NO_FOLD and op_def.impl is not None and args and \
-                all(isinstance(arg, E.Constant) for arg in args):
+                all(isinstance(arg, E.Constant) for arg in args) and _static(ty):
             result = op_registry.evaluate(op_name, [a.data.numpy() for a in args], call.attrs)
             if isinstance(result, tuple):
                 return self.make_tuple([self.const(part) for part in result])

@@ -108,6 +108,7 @@ def from_exported_program(exported_program, *, keep_params_as_input: bool = Fals
         spec = specs.get(node.name)
         if spec is None or spec.kind == InputKind.USER_INPUT:
             var = ctx.new_var(node.name, _placeholder_type(node, size_vars))
+            ctx.record_sizes(var)
             input_vars.append(var)
             env[node] = var
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER,

@@ -69,6 +69,7 @@ def from_fx(model, input_info, *, keep_params_as_input: bool = False,
     env, input_vars, size_vars = {}, [], {}
     for index, (node, entry) in enumerate(zip(placeholders, info)):
         var = ctx.new_var(node.name, _input_type(entry, index, size_vars))
+        ctx.record_sizes(var)
         input_vars.append(var)
         env[node] = var
 

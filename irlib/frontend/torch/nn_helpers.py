@@ -235,6 +235,18 @@ def bmm(ctx, a, b):
 
 # -- attention -------------------------------------------------------------------------------
 
+def causal_mask(ctx, queries, keys):
+    """A bool ``(queries, keys)`` mask, True where key ``j <= i`` (a constant for static
+    lengths, built from ``arange`` for symbolic ones)."""
+    if isinstance(queries, int) and isinstance(keys, int):
+        return ctx.const(np.tril(np.ones((queries, keys), bool)))
+    zero, one = ctx.scalar(0, "int64"), ctx.scalar(1, "int64")
+    rows = ctx.emit("arange", zero, ctx.dim_value(queries), one, dtype="int64")
+    cols = ctx.emit("arange", zero, ctx.dim_value(keys), one, dtype="int64")
+    return ctx.emit("less_equal", ctx.emit("expand_dims", cols, axis=0),
+                    ctx.emit("expand_dims", rows, axis=1))
+
+
 def attention(ctx, query, key, value, attn_mask=None, is_causal=False, scale=None):
     """``F.scaled_dot_product_attention`` (no dropout): batched products and a softmax.
 
@@ -265,10 +277,8 @@ def attention(ctx, query, key, value, attn_mask=None, is_causal=False, scale=Non
         scores = ctx.emit("reshape", scores, newshape=scores_shape) if batch else \
             ctx.emit("squeeze", scores, axis=[0])
         if is_causal:
-            if not (isinstance(queries, int) and isinstance(keys, int)):
-                unsupported("is_causal attention with symbolic sequence lengths")
-            keep = np.tril(np.ones((queries, keys), bool))
-            scores = ctx.emit("where", ctx.const(keep), scores, ctx.scalar(-np.inf, dtype))
+            scores = ctx.emit("where", causal_mask(ctx, queries, keys), scores,
+                              ctx.scalar(-np.inf, dtype))
         if attn_mask is not None:
             if ctx.dtype(attn_mask) == "bool":
                 scores = ctx.emit("where", attn_mask, scores, ctx.scalar(-np.inf, dtype))

@@ -44,12 +44,17 @@ def _arange(ctx, args, kwargs):
     else:
         start, end = numbers[0], numbers[1]
         step = numbers[2] if len(numbers) > 2 else kwargs.get("step", 1)
-    for value in (start, end, step):
-        if ctx.is_tensor(value) or not isinstance(value, (int, float)):
-            unsupported("arange with symbolic or tensor bounds")
     default = "float32" if any(isinstance(v, float) for v in (start, end, step)) else "int64"
     dtype = _dtype(kwargs.get("dtype"), default)
-    return ctx.const(np.arange(start, end, step).astype(dtype))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool)
+           for v in (start, end, step)):
+        return ctx.const(np.arange(start, end, step).astype(dtype))
+    for value in (start, end, step):
+        if ctx.is_tensor(value) or not (isinstance(value, (int, float)) or is_dim(value)):
+            unsupported("arange with tensor bounds")
+    bounds = [ctx.dim_value(v, dtype) if is_dim(v) else ctx.scalar(v, dtype)
+              for v in (start, end, step)]
+    return ctx.emit("arange", *bounds, dtype=dtype)
 
 
 @converter(torch.full, aten.full.default)
@@ -71,9 +76,12 @@ converter(torch.ones, aten.ones.default)(_filled(1))
 
 
 def full_like(ctx, x, value, dtype=None):
-    """A tensor shaped like ``x`` filled with ``value``."""
+    """A tensor shaped like ``x`` filled with ``value`` (``full_like`` of ``x`` when its
+    shape is symbolic)."""
     dtype = _dtype(dtype, ctx.dtype(x))
-    return full(ctx, ctx.shape(x), value, dtype)
+    if all(isinstance(d, int) for d in ctx.shape(x)):
+        return full(ctx, ctx.shape(x), value, dtype)
+    return ctx.emit("full_like", ctx.cast(x, dtype), ctx.scalar(value, dtype))
 
 
 converter(torch.zeros_like, aten.zeros_like.default, torch.empty_like,
@@ -111,9 +119,10 @@ def _new_full(ctx, args, kwargs):
 @converter(torch.scalar_tensor, aten.scalar_tensor.default)
 def _scalar_tensor(ctx, args, kwargs):
     value = args[0]
+    dtype = _dtype(kwargs.get("dtype"), "float32")
     if is_dim(value) and not isinstance(value, int):
-        unsupported("scalar_tensor of a symbolic size")
-    return ctx.scalar(value, _dtype(kwargs.get("dtype"), "float32"))
+        return ctx.dim_value(value, dtype)
+    return ctx.scalar(value, dtype)
 
 
 @converter(torch.tensor)

@@ -70,3 +70,32 @@ def test_model_weights_folded_by_default():
     mod = from_fx(fx.symbolic_trace(model), input_info(inputs))
     assert len(mod["main"].params) == 1
     assert mod["main"].attrs is None or "params" not in mod["main"].attrs
+
+
+@pytest.mark.parametrize("name,decompose", [("bert", False), ("gpt2_block", False),
+                                            ("gpt2_block", True), ("mha", False)])
+def test_transformers_with_dynamic_batch_and_sequence(name, decompose):
+    """torch.export.Dim batch and sequence dims: one import runs at several sizes (causal
+    masks and position ids built from the run-time sizes)."""
+    model = _models.make(name)
+    example = _models.example_inputs(name)
+    batch = torch.export.Dim("batch", min=1, max=8)
+    seq = torch.export.Dim("seq", min=2, max=16)
+    program = torch.export.export(model, example,
+                                  dynamic_shapes=tuple({0: batch, 1: seq} for _ in example))
+    if decompose:
+        program = program.run_decompositions()
+    mod = from_exported_program(program)
+    dims = mod["main"].params[0].type_annotation.shape
+    assert not isinstance(dims[0], int) and not isinstance(dims[1], int)
+    gen = torch.Generator().manual_seed(3)
+    for shape in [(1, 5), (3, 9)]:
+        if name == "bert":
+            mask = torch.ones(shape, dtype=torch.int64)
+            mask[0, -2:] = 0
+            inputs = (torch.randint(0, 50, shape, generator=gen), mask)
+        else:
+            inputs = (torch.randn(*shape, example[0].shape[-1], generator=gen),)
+        for executor in EXECUTORS:
+            assert_close(run(mod, inputs, executor), eager(model, inputs),
+                         what=f"{shape} {executor}")
