@@ -12,6 +12,7 @@ Jobs:
   sizes, ``seed`` and ``device``; rank 0 holds the unsharded weights, every rank gets its
   shard with ``load_from_worker0``, and the sharded model runs on ``ccl_broadcast_from_worker0``
   of a rank-dependent input.
+* ``order``: ARGS has ``executors``; eight independent allreduces in one program.
 * ``raise``: ARGS has ``when`` (``"before"`` any collective, or ``"during"``: rank 0 waits
   in an allreduce while rank 1 raises).
 """
@@ -113,6 +114,26 @@ def tensor_parallel(outdir: str, args: dict) -> None:
     np.save(os.path.join(outdir, f"rank{rank}_out.npy"), runner.forward(x))
 
 
+def order(outdir: str, args: dict) -> None:
+    """Eight independent allreduces (of ``(k+1) x + k``, every other one through fused
+    elementwise ops) in one program on each executor; each rank's hash seed differs, so a
+    node order that depended on it would pair different tensors across ranks."""
+    rank = distributed.rank()
+    x = irlib.var("x", irlib.TensorType((3, 4), "float32"))
+    outs = []
+    for k in range(8):
+        y = irlib.op.add(irlib.op.multiply(x, irlib.const(np.float32(k + 1))),
+                         irlib.const(np.float32(k)))
+        outs.append(ccl.allreduce(irlib.op.exp(irlib.op.negative(y)) if k % 2 else y))
+    func = irlib.Function([x], irlib.Tuple(outs))
+    data = np.full((3, 4), rank + 1, "float32")
+    for kind in args["executors"]:
+        run = interp.run_as_python(func) if kind == "to_python" else interp.create_executor(
+            kind, mod=irlib.IRModule.from_expr(func), target="cpu").evaluate()
+        result = np.stack([np.asarray(out) for out in run(data)])
+        np.save(os.path.join(outdir, f"rank{rank}_{kind}.npy"), result)
+
+
 def fail(outdir: str, args: dict) -> None:
     """Rank 1 raises, before any collective or while rank 0 waits in one."""
     rank = distributed.rank()
@@ -130,5 +151,5 @@ def fail(outdir: str, args: dict) -> None:
 
 if __name__ == "__main__":
     job, out, payload = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    {"collectives": collectives, "tensor_parallel": tensor_parallel, "raise": fail}[job](
-        out, payload)
+    {"collectives": collectives, "tensor_parallel": tensor_parallel, "order": order,
+     "raise": fail}[job](out, payload)

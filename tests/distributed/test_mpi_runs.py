@@ -114,6 +114,22 @@ def test_each_collective_equals_numpys_reduction(tmp_path_factory, data):
         assert world == NP and [sum0, sum1, sum2] == [sum(range(1, NP + 1))] * 3
 
 
+def test_independent_collectives_pair_up_on_every_executor(tmp_path):
+    executors = ["graph", "debug", "to_python"]
+    result = _launch("order", tmp_path, {"executors": executors})
+    assert result.returncode == 0, result.stderr[-4000:]
+    want = []
+    for k in range(8):      # rank r's k-th input is (k+1)(r+1) + k, or exp of its negation
+        ys = [np.float32((k + 1) * (r + 1) + k) for r in range(NP)]
+        want.append(sum(np.exp(-y) if k % 2 else y for y in ys))
+    for rank in range(NP):
+        for kind in executors:
+            got = np.load(tmp_path / f"rank{rank}_{kind}.npy")
+            for k in range(8):
+                np.testing.assert_allclose(got[k], np.full((3, 4), want[k]), rtol=1e-5,
+                                           err_msg=f"{kind}, allreduce {k}")
+
+
 # -- sharded models equal the unsharded model on one process ----------------------------------
 
 _SIZES = {"hidden": 16, "heads": 4, "ffn": 32, "batch": 2, "seq": 5}
