@@ -115,13 +115,15 @@ def install_abort_on_error() -> None:
     previous = sys.excepthook
 
     def abort_job(kind, value, tb):
-        comm = get_communicator()
-        where = f"[rank {comm.Get_rank()}] " if comm is not None else ""
+        mpi = sys.modules.get("mpi4py.MPI")
+        world = mpi.COMM_WORLD if mpi is not None and mpi.Is_initialized() \
+            and not mpi.Is_finalized() else None
+        where = f"[rank {world.Get_rank()}] " if world is not None else ""
         sys.stderr.write(f"{where}unhandled {kind.__name__}; aborting the MPI job\n")
         previous(kind, value, tb)
         sys.stderr.flush()
-        if comm is not None and comm.Get_size() > 1:
-            _import_mpi().COMM_WORLD.Abort(1)
+        if world is not None and world.Get_size() > 1:
+            world.Abort(1)     # the whole job, also when the run's communicator is a split
 
     sys.excepthook = abort_job
     _STATE["abort_hook"] = True
