@@ -140,6 +140,8 @@ class SymbolicRuntime(GraphRuntime):
         self._bind_functions(lookup)
         self.shapes_of = ShapeEvaluator(layout.entry_dims, layout.itemsizes, layout.names)
         self.dtypes = [_np_dtype(d) for d in graph.dtypes]
+        self._static_axes = [[(axis, d) for axis, d in enumerate(dims) if isinstance(d, int)]
+                             for dims in layout.entry_dims]
         self.input_entries = [graph.entry_id(nid, 0) for nid in graph.arg_nodes]
         self.heads = [graph.entry_id(*head) for head in graph.heads]
         position = {name: k for k, name in enumerate(layout.names)}
@@ -190,6 +192,10 @@ class SymbolicRuntime(GraphRuntime):
     # -- inputs -------------------------------------------------------------------------------
     def _check_against_type(self, entry: int, value: np.ndarray, what: str) -> None:
         dims, dtype = self.layout.entry_dims[entry], self.dtypes[entry]
+        shape = value.shape
+        if value.dtype == dtype and len(shape) == len(dims) and all(
+                shape[axis] == size for axis, size in self._static_axes[entry]):
+            return
         text = "(" + ", ".join(str(d) for d in dims) + ")"
         if value.dtype != dtype:
             raise GraphInputError(f"{what} expects dtype {dtype} (shape {text}), got dtype "
