@@ -99,3 +99,15 @@ def test_transformers_with_dynamic_batch_and_sequence(name, decompose):
         for executor in EXECUTORS:
             assert_close(run(mod, inputs, executor), eager(model, inputs),
                          what=f"{shape} {executor}")
+
+
+@pytest.mark.parametrize("name", ["resnet18", "bert"])
+def test_from_fx_on_a_dynamo_export_graph(name):
+    """The reference's other route: ``torch._dynamo.export`` graphs (weights lifted by
+    Dynamo, torch functions instead of modules) through from_fx."""
+    model = _models.make(name)
+    inputs = _models.example_inputs(name)
+    graph_module, _ = torch._dynamo.export(model)(*inputs)
+    mod = from_fx(graph_module, input_info(inputs))
+    for executor in EXECUTORS:
+        assert_close(run(mod, inputs, executor), eager(model, inputs), what=executor)
