@@ -37,3 +37,5 @@ __all__ = ["DistributedError", "set_communicator", "get_communicator", "rank", "
            "load_from_worker0"]
 
 set_collectives_provider(collectives)
+if launched_size() > 1:
+    install_abort_on_error()      # a failing rank ends the job instead of hanging the others

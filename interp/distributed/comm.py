@@ -106,9 +106,12 @@ def install_abort_on_error() -> None:
     """Make an unhandled exception on this rank print ``[rank r]`` and its traceback, then
     abort the whole MPI job (exit status 1), so the other ranks do not wait for it forever.
 
-    Installed automatically the first time a ccl op runs with more than one worker; call it
-    early (or launch with ``python -m mpi4py``, as :func:`~interp.distributed.launch` does)
-    to cover errors raised before the first collective. Idempotent.
+    Installed when ``interp.distributed`` is imported in a process an MPI launcher started
+    as one of several, and the first time a ccl op runs with more than one worker (a
+    communicator set by hand). An error raised before MPI started still aborts the job: the
+    hook starts MPI (imports mpi4py) to do it. Launching with ``python -m mpi4py``, as
+    :func:`~interp.distributed.launch` does, covers errors raised before ``interp`` is
+    imported too. Idempotent.
     """
     if _STATE["abort_hook"]:
         return
@@ -116,6 +119,11 @@ def install_abort_on_error() -> None:
 
     def abort_job(kind, value, tb):
         mpi = sys.modules.get("mpi4py.MPI")
+        if mpi is None and launched_size() > 1:
+            try:                    # MPI not started yet: start it, only to abort the job
+                from mpi4py import MPI as mpi
+            except ImportError:
+                mpi = None
         world = mpi.COMM_WORLD if mpi is not None and mpi.Is_initialized() \
             and not mpi.Is_finalized() else None
         where = f"[rank {world.Get_rank()}] " if world is not None else ""

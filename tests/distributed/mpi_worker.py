@@ -135,7 +135,11 @@ def order(outdir: str, args: dict) -> None:
 
 
 def fail(outdir: str, args: dict) -> None:
-    """Rank 1 raises, before any collective or while rank 0 waits in one."""
+    """Rank 1 raises: before MPI starts in it (``before_mpi``; rank from the launcher's
+    environment), before any collective, or while rank 0 waits in one."""
+    if args["when"] == "before_mpi" and os.environ.get("PMI_RANK") == "1":
+        assert "mpi4py.MPI" not in sys.modules
+        raise RuntimeError("rank 1 failed on purpose before MPI started")
     rank = distributed.rank()
     if args["when"] == "before" and rank == 1:
         raise RuntimeError("rank 1 failed on purpose before any collective")

@@ -174,16 +174,19 @@ def test_a_rank_that_raises_fails_the_run(tmp_path, when, message):
     assert not list(tmp_path.glob("*unreachable*"))
 
 
-def test_a_plain_python_launch_aborts_through_the_hook(tmp_path):
-    """Without ``-m mpi4py``: the hook interp.distributed installs at the first collective
-    aborts the job."""
+@pytest.mark.parametrize("when, message", [
+    ("during", "rank 1 failed on purpose between two collectives"),
+    ("before_mpi", "rank 1 failed on purpose before MPI started")])
+def test_a_plain_python_launch_aborts_through_the_hook(tmp_path, when, message):
+    """Without ``-m mpi4py``: the hook interp.distributed installs when imported under an
+    MPI launcher aborts the job (starting MPI first when the rank had not)."""
     command = [distributed.find_mpiexec(), "-n", str(NP), sys.executable, WORKER, "raise",
-               str(tmp_path), json.dumps({"when": "during"})]
+               str(tmp_path), json.dumps({"when": when})]
     result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT,
                             cwd=str(ROOT))
     assert result.returncode != 0
     assert "[rank 1] unhandled RuntimeError; aborting the MPI job" in result.stderr
-    assert "rank 1 failed on purpose between two collectives" in result.stderr
+    assert message in result.stderr
 
 
 def test_launch_kills_a_job_past_its_timeout():
