@@ -286,3 +286,25 @@ def test_windowed_gather_from_vmapped_dynamic_slice(data):
     assert "gather" in __import__("tests.frontend.stablehlo._helpers",
                                   fromlist=["lower"]).lower(f, x, starts)
     check(f, x, starts, executors=("debug",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_scatter_windows_and_dropped_updates(data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=2, max_size=3)))
+    x = _rand(data.draw(st.integers(0, 999)), shape)
+    sizes = [data.draw(st.integers(1, d)) for d in shape[1:]]
+    starts = np.array([[data.draw(st.integers(-1, d + 1)) for d in shape[1:]]
+                       for _ in range(shape[0])], np.int32)
+    count = data.draw(st.integers(1, 4))
+    idx = np.array([data.draw(st.integers(-3, shape[0] + 2)) for _ in range(count)], np.int32)
+    updates = _rand(5, (shape[0],) + tuple(sizes))
+
+    def f(x, starts, updates, idx):
+        rows = jax.vmap(lambda r, u, s: lax.dynamic_update_slice(r, u, tuple(s)))(
+            x, updates, starts)
+        ones = jnp.ones((count,) + shape[1:], jnp.float32)
+        dropped = x.at[idx].add(ones, mode="drop")
+        dropped_set = x.at[idx].set(ones * 3, mode="drop")
+        return rows, dropped, dropped_set, jnp.unique(idx, size=count)
+    check(f, x, starts, updates, idx, executors=("debug",))

@@ -7,8 +7,9 @@ are indexed by an iota, the operand is transposed so its indexed dims come first
 index vectors (clamped into bounds, as StableHLO clamps gather starts) feed ``take`` (one
 indexed dim) or ``gather_nd``, and ``scatter_nd`` (update and add bodies). Any other gather
 (windows of run-time start, as ``vmap`` of ``dynamic_slice`` emits) builds one full index per
-output element for ``gather_nd``. Scatter indices must be in bounds (StableHLO skips out-of-bounds updates; irlib's
-``scatter_nd`` does not).
+output element for ``gather_nd`` (and ``scatter_nd``). Out-of-bounds scatter updates are
+skipped, as StableHLO says: they go to a slot one past the end of the (grown) operand, which
+is cut off afterwards.
 
 ``sort`` with a comparator that compares one operand (JAX's comparators, NaN handling
 included) becomes ``argsort`` of that key, and every operand is reordered by it (``gather``
@@ -23,7 +24,7 @@ from ..errors import StableHLOOpNotImplemented
 from ..mlir import attributes, dim_numbers, int_list, int_value, tensor_info
 from ..registry import converter
 from . import bodies
-from .shape import reshape, transpose
+from .shape import pad, reshape, slice_axes, transpose
 
 
 def _is_int(dim) -> bool:
@@ -40,7 +41,7 @@ def _index_vectors(ctx, indices, index_vector_dim):
 
 
 def _point_indices(ctx, operand, indices, index_map, batching, batching_index_dims,
-                   index_vector_dim, window_sizes):
+                   index_vector_dim, window_sizes, clamp=True):
     """The index vectors of a point gather/scatter: ``(vectors, indexed_dims)``.
 
     ``vectors`` has shape ``batch + (M,)`` (int64, clamped into bounds) and ``indexed_dims``
@@ -73,6 +74,8 @@ def _point_indices(ctx, operand, indices, index_map, batching, batching_index_di
         raise StableHLOOpNotImplemented("a gather/scatter that indexes no dim", [])
     vectors = parts[0] if len(parts) == 1 else ctx.emit(
         "concatenate", ctx.make_tuple(parts), axis=-1)
+    if not clamp:
+        return vectors, dims
     if all(_is_int(operand_shape[d]) for d in dims):
         highs = ctx.const(np.array([operand_shape[d] - 1 for d in dims], dtype=np.int64))
     else:  # a symbolic dim: its size at run time
@@ -166,24 +169,33 @@ def _window_gather(ctx, operand, indices, numbers, sizes, window):
     shape = ctx.static_shape(operand)
     if shape is None:
         raise StableHLOOpNotImplemented("a windowed gather from a dynamic shape", [])
-    rank = len(shape)
-    index_map = list(numbers.start_index_map)
-    batching = list(numbers.operand_batching_dims)
-    index_batching = list(numbers.start_indices_batching_dims)
     vector_dim = int(numbers.index_vector_dim)
     vectors = ctx.cast(_index_vectors(ctx, indices, vector_dim), "int64")
+    stacked = _full_indices(ctx, shape, vectors, list(numbers.start_index_map),
+                            list(numbers.operand_batching_dims),
+                            list(numbers.start_indices_batching_dims), vector_dim, window,
+                            [int(sizes[d]) for d in window], clamp_sizes=sizes)
+    return ctx.emit("gather_nd", operand, stacked), list(ctx.shape(vectors)[:-1])
+
+
+def _full_indices(ctx, shape, vectors, index_map, batching, index_batching, vector_dim,
+                  window, window_sizes, clamp_sizes=None):
+    """The full operand index of every element of a gather/scatter window:
+    ``(rank,) + batch + window_sizes`` int64, ``start + offset`` per operand dim (the start
+    of an indexed dim from ``vectors``, clamped to ``[0, dim - size]`` when ``clamp_sizes``
+    is given; of a batching dim its batch position; otherwise 0)."""
     batch_shape = list(ctx.shape(vectors)[:-1])
     nb = len(batch_shape)
-    window_sizes = [int(sizes[d]) for d in window]
-    full = batch_shape + window_sizes
+    full = batch_shape + list(window_sizes)
     components = []
-    for d in range(rank):
+    for d in range(len(shape)):
         term = None
         if d in index_map:
             start = ctx.emit("take", vectors, ctx.scalar(index_map.index(d), "int64"), axis=-1,
                              mode="clip")
-            start = ctx.emit("maximum", ctx.emit("minimum", start, ctx.scalar(
-                shape[d] - int(sizes[d]), "int64")), ctx.scalar(0, "int64"))
+            if clamp_sizes is not None:
+                start = ctx.emit("maximum", ctx.emit("minimum", start, ctx.scalar(
+                    shape[d] - int(clamp_sizes[d]), "int64")), ctx.scalar(0, "int64"))
             term = reshape(ctx, start, batch_shape + [1] * len(window))
         elif d in batching:
             index_dim = index_batching[batching.index(d)]
@@ -193,15 +205,14 @@ def _window_gather(ctx, operand, indices, numbers, sizes, window):
             term = ctx.const(ramp)
         if d in window:
             axis = nb + window.index(d)
-            ramp = ctx.const(np.arange(int(sizes[d]), dtype=np.int64).reshape(
+            ramp = ctx.const(np.arange(window_sizes[window.index(d)], dtype=np.int64).reshape(
                 [-1 if i == axis else 1 for i in range(len(full))]))
             term = ramp if term is None else ctx.emit("add", term, ramp)
         if term is None:
             term = ctx.scalar(0, "int64")
         components.append(ctx.emit("broadcast_to", term, shape=full)
                           if list(ctx.shape(term)) != full else term)
-    stacked = ctx.emit("stack", ctx.make_tuple(components), axis=0)
-    return ctx.emit("gather_nd", operand, stacked), batch_shape
+    return ctx.emit("stack", ctx.make_tuple(components), axis=0)
 
 
 def _check_scatter(op):
@@ -220,7 +231,8 @@ def _check_scatter(op):
 
 
 @converter("stablehlo.scatter", maps_to="scatter_nd (+ transpose, reshape)",
-           note="overwrite and add bodies, point indices, whole other dims; in-bounds indices",
+           note="overwrite and add bodies, any dimension numbers (windows need static "
+                "shapes); in-bounds indices",
            check=_check_scatter)
 def _scatter(ctx, op, inputs, attrs):
     operand, indices, updates = inputs
@@ -238,24 +250,66 @@ def _scatter(ctx, op, inputs, attrs):
     sizes = [1] * rank
     for d, u in zip(window, window_dims):
         sizes[d] = ushape[u]
-    vectors, dims = _point_indices(ctx, operand, indices, index_map, batching,
-                                   list(numbers.scatter_indices_batching_dims), vector_dim,
-                                   sizes)
-    rest = [d for d in range(rank) if d not in dims]
-    for d in rest:
-        if sizes[d] != shape[d]:
-            raise StableHLOOpNotImplemented(f"a partial window ({sizes[d]} of {shape[d]}) "
-                                            f"along the unindexed dim {d}", [])
     scatter_dims = [a for a in range(len(ushape)) if a not in window_dims]
     upd = transpose(ctx, updates, scatter_dims + window_dims)
+    upd = ctx.cast(upd, ctx.dtype(operand))
+    points = all(sizes[d] == 1 for d in index_map) and \
+        all(sizes[d] == shape[d] for d in range(rank) if d not in index_map and
+            d not in batching)
+    static = ctx.static_shape(operand)
+    if not points:
+        # windows: one full index per update element
+        if static is None or ctx.static_shape(updates) is None:
+            raise StableHLOOpNotImplemented("a windowed scatter of dynamic shapes", [])
+        vectors = ctx.cast(_index_vectors(ctx, indices, vector_dim), "int64")
+        stacked = _full_indices(ctx, static, vectors, index_map, batching,
+                                list(numbers.scatter_indices_batching_dims), vector_dim,
+                                window, [int(sizes[d]) for d in window])
+        valid = _in_bounds(ctx, vectors, [static[d] - int(sizes[d]) for d in index_map])
+        valid = reshape(ctx, valid, [1] + list(ctx.shape(valid)) + [1] * len(window))
+        trash = ctx.const(np.array(static, np.int64).reshape([-1] + [1] * (
+            ctx.ndim(stacked) - 1)))
+        stacked = ctx.emit("where", valid, stacked, trash)
+        return _scatter_dropping(ctx, operand, list(range(rank)), stacked, upd, mode)
+    vectors, dims = _point_indices(ctx, operand, indices, index_map, batching,
+                                   list(numbers.scatter_indices_batching_dims), vector_dim,
+                                   sizes, clamp=static is None)
+    rest = [d for d in range(rank) if d not in dims]
     batch_shape = list(ctx.shape(vectors)[:-1])
     upd = reshape(ctx, upd, batch_shape + [shape[d] for d in rest])
     data = transpose(ctx, operand, dims + rest)
     vrank = ctx.ndim(vectors)
+    if static is not None:
+        # StableHLO skips out-of-bounds updates: they go to a slot past the end, cut off
+        valid = ctx.emit("expand_dims", _in_bounds(ctx, vectors, [static[d] - 1 for d in dims]),
+                         axis=vrank - 1)
+        vectors = ctx.emit("where", valid, vectors,
+                           ctx.const(np.array([static[d] for d in dims], np.int64)))
     moved = transpose(ctx, vectors, [vrank - 1] + list(range(vrank - 1)))
-    out = ctx.emit("scatter_nd", data, moved, ctx.cast(upd, ctx.dtype(operand)), mode=mode)
+    if static is not None:
+        out = _scatter_dropping(ctx, data, list(range(len(dims))), moved, upd, mode)
+    else:
+        out = ctx.emit("scatter_nd", data, moved, upd, mode=mode)
     order = dims + rest
     return transpose(ctx, out, [order.index(a) for a in range(rank)])
+
+
+def _in_bounds(ctx, vectors, highs):
+    """Whether every component ``k`` of the index vectors lies in ``[0, highs[k]]``."""
+    low_ok = ctx.emit("greater_equal", vectors, ctx.scalar(0, "int64"))
+    high_ok = ctx.emit("less_equal", vectors, ctx.const(np.array(highs, np.int64)))
+    return ctx.emit("all", ctx.emit("logical_and", low_ok, high_ok),
+                    axis=[ctx.ndim(vectors) - 1], keepdims=False)
+
+
+def _scatter_dropping(ctx, data, axes, indices, updates, mode):
+    """``scatter_nd`` into ``data`` grown by one slot along ``axes`` (where dropped updates
+    land), the slot cut off afterwards."""
+    shape = list(ctx.static_shape(data))
+    high = [1 if a in axes else 0 for a in range(len(shape))]
+    grown = pad(ctx, data, ctx.scalar(0, ctx.dtype(data)), [0] * len(shape), high)
+    out = ctx.emit("scatter_nd", grown, indices, updates, mode=mode)
+    return slice_axes(ctx, out, [0] * len(shape), shape)
 
 
 # -- sorting -------------------------------------------------------------------------------
