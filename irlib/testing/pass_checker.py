@@ -238,7 +238,11 @@ class _Checker:
                 self.infer(out)
             except IRError as exc:
                 return out, ("produced a module that does not type-check", str(exc))
-        expected = self.run(mod, list(args))
+        try:
+            expected = self.run(mod, list(args))
+        except Exception as exc:  # noqa: BLE001 - reported, but not as the pass's fault
+            return out, ("was not to blame: the executor failed on the program *before* the "
+                         "pass (a generator or executor problem)", f"{type(exc).__name__}: {exc}")
         try:
             actual = self.run(out, list(args))
         except Exception as exc:  # noqa: BLE001 - the transformed program failed to run

@@ -272,3 +272,42 @@ def test_the_executor_may_be_a_callable_or_another_registered_one():
     check_pass(FoldConstant(), executor="python", max_examples=5)
     check_pass(FoldConstant(), executor="dataflow", max_examples=5)
 
+
+
+def test_an_executor_failing_before_the_pass_is_not_blamed_on_the_pass():
+    def fails(mod, args):
+        raise RuntimeError("unsupported")
+    with pytest.raises(PassCheckError, match="was not to blame: the executor failed on the "
+                                             "program \\*before\\* the pass") as caught:
+        check_pass(FoldConstant(), executor=fails, max_examples=3, shrink=False)
+    assert "RuntimeError: unsupported" in str(caught.value)
+
+
+def swap_independent_lets(mod):
+    """Swaps every adjacent pair of top-level lets of main whose second value does not use
+    the first variable: right for pure code, wrong when both have effects."""
+    from irlib.analysis import free_vars
+    main = mod["main"]
+    spine, node = [], main.body
+    while isinstance(node, E.Let):
+        spine.append((node.var, node.value))
+        node = node.body
+    index = 0
+    while index + 1 < len(spine):
+        (var1, value1), (var2, value2) = spine[index], spine[index + 1]
+        if var1 not in free_vars(value2):
+            spine[index], spine[index + 1] = spine[index + 1], spine[index]
+            index += 2
+        else:
+            index += 1
+    for var, value in reversed(spine):
+        node = E.Let(var, value, node)
+    out = mod.copy()
+    out["main"] = main.replace(body=node)
+    return out
+
+
+def test_effect_order_matters_only_in_effect_programs():
+    check_pass(swap_independent_lets, programs="dataflow", max_examples=30)
+    with pytest.raises(PassCheckError, match="changed the result"):
+        check_pass(swap_independent_lets, programs="effects", shrink=False)
