@@ -14,8 +14,9 @@ the interpreter or the op registry.
 
 Example::
 
+    from irlib.testing import sample
     from irlib.testing.effect_strategies import effect_programs
-    program = effect_programs(max_steps=6).example()
+    program = sample(effect_programs(max_steps=6), seed=1)
     print(program)                     # the program as text, with its input intervals
 """
 

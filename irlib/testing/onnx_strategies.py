@@ -13,8 +13,9 @@ graph in ONNX's text syntax (``onnx.printer``), so a failing case prints readabl
 
 Example::
 
+    from irlib.testing import sample
     from irlib.testing.onnx_strategies import onnx_models
-    case = onnx_models(ops=("Add", "Relu", "MatMul"), max_nodes=4).example()
+    case = sample(onnx_models(ops=("Add", "Relu", "MatMul"), max_nodes=4), seed=1)
     print(case)                             # the graph
     mod, params = from_onnx(case.model)     # irlib's importer under test
 """

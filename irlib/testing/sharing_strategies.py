@@ -15,8 +15,9 @@ code written here, independent of the op registry.
 
 Example::
 
+    from irlib.testing import sample
     from irlib.testing.sharing_strategies import sharing_programs
-    print(sharing_programs(max_steps=6).example())
+    print(sample(sharing_programs(max_steps=6), seed=1))
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import interp
 from irlib.frontend.onnx import from_onnx
+from irlib.testing import sample
 from irlib.testing.budget import examples
 from irlib.testing.onnx_strategies import ONNX_OPS, onnx_models
 
@@ -55,5 +56,5 @@ def test_knobs_are_respected(case):
 
 def test_unknown_ops_are_refused():
     with pytest.raises(ValueError, match="unknown ops \\['Conv'\\]"):
-        onnx_models(ops=("Conv",)).example()
+        sample(onnx_models(ops=("Conv",)))
     assert "Gemm" in ONNX_OPS
