@@ -58,3 +58,33 @@ def test_sample_is_reproducible_from_its_seed():
     assert texts[0] == texts[1]
     assert texts[0] != texts[2]
     assert isinstance(sample(st.integers(0, 10 ** 6), seed=3), int)
+
+
+def test_docs_testing_page_shows_every_public_strategy():
+    import pathlib
+    import re
+    from hypothesis.strategies import SearchStrategy
+    from irlib.testing import adt_strategies, effect_strategies, onnx_strategies
+    from irlib.testing import sharing_strategies, strategies
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text()
+    code = "\n".join(re.findall(r"```python\n(.*?)```", page, re.S))
+    modules = (strategies, adt_strategies, effect_strategies, sharing_strategies,
+               onnx_strategies)
+    public = set()
+    for module in modules:
+        for name in dir(module):
+            value = getattr(module, name)
+            if name.startswith("_") or not callable(value) or isinstance(value, type):
+                continue
+            if getattr(value, "__module__", "") != module.__name__:
+                continue
+            try:
+                made = value(*(["int"] if name == "adt_values" else []))
+            except TypeError:
+                continue
+            if isinstance(made, SearchStrategy):
+                public.add(name)
+    assert {"tensor_exprs", "programs", "adt_programs", "effect_programs",
+            "sharing_programs", "onnx_models", "shapes", "tensor_types"} <= public
+    missing = sorted(name for name in public if f"{name}(" not in code)
+    assert not missing, f"docs/testing.md has no example of {missing}"
