@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import StableHLOOpNotImplemented
-from ..mlir import attributes, dim_numbers, int_list, int_value, tensor_info
+from ..mlir import dim_numbers, int_list, int_value, tensor_info
 from ..registry import converter
 from . import bodies
 from .shape import pad, reshape, slice_axes, transpose
@@ -216,7 +216,6 @@ def _full_indices(ctx, shape, vectors, index_map, batching, index_batching, vect
 
 
 def _check_scatter(op):
-    attrs = attributes(op)
     count = (len(op.operands) - 1) // 2
     if count != 1:
         return f"{count} operands"
@@ -226,13 +225,12 @@ def _check_scatter(op):
     kinds = bodies.pairwise_kinds(region, 1)
     if kinds is None or kinds[0] != "add":
         return "a body other than overwrite or add"
-    del attrs
     return None
 
 
 @converter("stablehlo.scatter", maps_to="scatter_nd (+ transpose, reshape)",
            note="overwrite and add bodies, any dimension numbers (windows need static "
-                "shapes); in-bounds indices",
+                "shapes); out-of-bounds updates skipped",
            check=_check_scatter)
 def _scatter(ctx, op, inputs, attrs):
     operand, indices, updates = inputs
