@@ -35,6 +35,10 @@ def test_module_object_and_main_signature():
     got = run(mod, "debug", [x, y])
     np.testing.assert_allclose(got[0], x * y, rtol=1e-6)
     np.testing.assert_allclose(got[1], x + 1, rtol=1e-6)
+    # a module of JAX's own MLIR context
+    own = jax.jit(lambda x: jnp.argmax(x @ x.T, 1)).lower(x).compiler_ir("stablehlo")
+    got = run(from_stablehlo(own), "debug", [x])
+    np.testing.assert_array_equal(got[0], np.argmax(x @ x.T, 1))
 
 
 def _export_text(function, *specs):
