@@ -195,7 +195,7 @@ class _Checker:
         parts = [f"check_pass: {self.name} {what}",
                  "--- program before the pass:", _main_only(before),
                  "--- after the pass:",
-                 _main_only(after) if after is not None else "(the pass raised)",
+                 _main_only(after) if after is not None else "(no module came out)",
                  "--- inputs:", _format_inputs(params, args)]
         if detail:
             parts += ["--- detail:", detail]
