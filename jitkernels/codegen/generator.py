@@ -30,6 +30,7 @@ Before/after, for ``fn (%p0: Tensor[(2, 3)], %p1: Tensor[(3)]) { nn.relu(add(%p0
 from __future__ import annotations
 
 import math
+import re
 
 from irlib.ir import expr as E
 from irlib.ir.dims import AnyDim, DimExpr
@@ -443,10 +444,62 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
             if start != 0:
                 target[axis] = f"{index[axis]} + {_src(start)}"
             body = emitter.lines + [f"{out_name}[{', '.join(target) or '0'}] = {result}"]
-            headers, depth = _loop_nest(part_shape, _is_parallel(out_shape))
+            parallel = _is_parallel(out_shape)
+            if size_names and not parallel:
+                lines += _hoisted_nest(part_shape, body)
+                continue
+            headers, depth = _loop_nest(part_shape, parallel)
             lines += headers
             lines += ["    " * depth + line for line in body]
     return "\n".join(lines) + "\n"
+
+
+_INDEX_NAME = re.compile(r"\bi\d+\b")
+_LOCAL_NAME = re.compile(r"\bt\d+\b")
+
+
+def _hoisted_nest(shape: tuple, body: list) -> list:
+    """A serial loop nest over ``shape`` with each body line placed in the outermost loop
+    where every index it reads is bound (source-level loop-invariant code motion).
+
+    Used for symbolic groups: numba cannot prove that the output does not alias the
+    inputs, so LLVM keeps a layer norm's per-row ``sqrt(var + eps)`` (or any value of the
+    outer indices only) inside the inner loop; computed once per row, the inner loop is
+    a few loads and arithmetic that vectorise. ``body`` is ``t<k> = ...`` lines in
+    dependency order, then the output store (which reads every index).
+    """
+    needs: dict = {}
+    pending = []
+    for line in body:
+        name, _, expression = line.partition(" = ")
+        indices = set(_INDEX_NAME.findall(expression if name.startswith("t") else line))
+        for local in _LOCAL_NAME.findall(expression):
+            indices |= needs.get(local, set())
+        if name.startswith("t"):
+            needs[name] = indices
+        pending.append((line, indices))
+    lines, depth, bound = [], 1, set()
+
+    def place():
+        nonlocal pending
+        keep = []
+        for line, indices in pending:
+            if indices <= bound:
+                lines.append("    " * depth + line)
+            else:
+                keep.append((line, indices))
+        pending = keep
+    place()
+    for k, dim in enumerate(shape):
+        if dim == 1:
+            lines.append("    " * depth + f"i{k} = 0")
+        else:
+            lines.append("    " * depth + f"for i{k} in range({_src(dim)}):")
+            depth += 1
+        bound.add(f"i{k}")
+        place()
+    lines += ["    " * depth + line for line, _ in pending]
+    return lines
 
 
 def _output_parts(node) -> list:

@@ -148,6 +148,12 @@ def test_generated_source_takes_sizes_as_arguments():
     assert ["c + n", 8] in graph["attrs"]["shape"][1]
     size_args = {n["attrs"].get("size_args") for n in graph["nodes"] if n["op"] == "tvm_op"}
     assert "c,n" in size_args
+    # The layer norm's per-row sqrt(var + eps) is computed once per row, not per element.
+    norm = next(s for s in sources if "math.sqrt" in s)
+    lines = norm.splitlines()
+    indent = {key: len(line) - len(line.lstrip()) for line in lines
+              for key in ("math.sqrt", "out0[") if key in line}
+    assert indent["math.sqrt"] < indent["out0["]
 
 
 # -- a small attention block with a KV cache --------------------------------------------------
