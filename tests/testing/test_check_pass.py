@@ -311,3 +311,16 @@ def test_effect_order_matters_only_in_effect_programs():
     check_pass(swap_independent_lets, programs="dataflow", max_examples=30)
     with pytest.raises(PassCheckError, match="changed the result"):
         check_pass(swap_independent_lets, programs="effects", shrink=False)
+
+
+def test_interp_testing_exposes_the_helpers_with_the_runtime_executors():
+    import interp.testing
+    from irlib.testing import runner_names
+    assert {"debug", "graph", "python", "dataflow"} <= set(runner_names())
+    result = interp.testing.check_pass(FoldConstant(), max_examples=3, shrink=False)
+    assert result.examples == 3
+    x = E.Var("x", TensorType((2,), "float32"))
+    from irlib.ir.module import IRModule
+    mod = IRModule.from_expr(E.Function([x], make_call("negative", (x,))))
+    results = interp.testing.differential(mod, inputs=[np.array([1, -2], "float32")])
+    np.testing.assert_array_equal(results["python"], [-1, 2])
