@@ -80,6 +80,9 @@ class Context:
         self.sym: dict = {}
         self.offsets: dict = {}
         self.iotas: dict = {}
+        #: > 0 while an elementwise body is applied to whole tensors: results are checked
+        #: against the MLIR types by dtype only.
+        self.lifted = 0
         self.scope = Scope()
         self._inlining: list = []
 
@@ -271,6 +274,8 @@ class Context:
             return
         shape, dtype = mlir.tensor_info(mlir_type)
         ty = self.type_of(expr)
+        if self.lifted and isinstance(ty, TensorType) and ty.dtype == dtype:
+            return
         if not isinstance(ty, TensorType) or ty.dtype != dtype or len(ty.shape) != len(shape) \
                 or any(s is not None and _is_int(d) and int(d) != s
                        for s, d in zip(shape, ty.shape)):

@@ -308,3 +308,23 @@ def test_scatter_windows_and_dropped_updates(data):
         dropped_set = x.at[idx].set(ones * 3, mode="drop")
         return rows, dropped, dropped_set, jnp.unique(idx, size=count)
     check(f, x, starts, updates, idx, executors=("debug",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_generic_elementwise_bodies(data):
+    """Bodies that are no single op: a pairwise tree (reduce) or unrolled windows."""
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    x = _rand(data.draw(st.integers(0, 999)), shape)
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    window = tuple(data.draw(st.integers(1, d)) for d in shape)
+    base = tuple(data.draw(st.integers(1, 2)) for _ in shape)
+
+    def f(x):
+        return (lax.reduce(x, np.float32(-np.inf), jnp.logaddexp, axes),
+                lax.cumlogsumexp(x, axis=len(shape) - 1),
+                lax.reduce_window(x, -np.inf, lax.max, window, (1,) * len(shape), "VALID",
+                                  base_dilation=base),
+                lax.reduce_window(x, np.float32(1), lax.mul, window, (1,) * len(shape),
+                                  "SAME"))
+    check(f, x, executors=("debug",))

@@ -5,7 +5,7 @@ block arguments a comparison orders.
 
 from __future__ import annotations
 
-from ..mlir import attributes, cast, enum_value
+from ..mlir import attributes, cast, enum_value, tensor_info
 
 #: body op -> the reduction kind it stands for.
 KINDS = {"stablehlo.add": "add", "stablehlo.multiply": "mul", "stablehlo.maximum": "max",
@@ -136,3 +136,27 @@ def arg_reducer(region):
         if operands == [0, 2] and direction in ("GT", "LT"):
             return "max" if direction == "GT" else "min"
     return None
+
+
+def elementwise_body(region) -> bool:
+    """Whether every operation of ``region``'s block is an elementwise operation on 0-d
+    tensors (so the body can be applied to whole tensors, see
+    :mod:`irlib.frontend.stablehlo.ops.generic`)."""
+    from ..registry import entries
+    block = _block(region)
+    if block is None:
+        return False
+    allowed = {entry.name for entry in entries()
+               if entry.function.__module__.endswith(".elementwise")}
+    allowed |= {"stablehlo.shift_right_logical", "chlo.is_inf", "chlo.is_pos_inf",
+                "chlo.is_neg_inf"}
+    for operation in block.operations:
+        op = operation.operation
+        if op.name in ("stablehlo.return", "func.return"):
+            continue
+        if op.name not in allowed:
+            return False
+        for result in op.results:
+            if tensor_info(result.type)[0] != ():
+                return False
+    return True

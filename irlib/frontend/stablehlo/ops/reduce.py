@@ -10,6 +10,9 @@ the identity); JAX's argmax/argmin reducer over ``(values, iota)`` becomes
 ``count_include_pad`` times the window size (sum pooling); the other axes are folded into the
 pool's channel axis. The cumulative-sum window JAX emits for ``jnp.cumsum`` (and
 ``cumprod``) becomes ``cumsum``/``cumprod``.
+
+Other elementwise bodies (``lax.cumlogsumexp``, variadic reductions, ``logaddexp``
+reducers, base dilation) go through :mod:`irlib.frontend.stablehlo.ops.generic`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 from ..errors import StableHLOOpNotImplemented
 from ..mlir import attributes, int_list, padding_pairs, tensor_info
 from ..registry import converter
-from . import bodies
+from . import bodies, generic
 from .shape import pad, reshape, slice_axes, transpose
 
 _REDUCE_OPS = {"add": "sum", "mul": "prod", "max": "max", "min": "min", "and": "all",
@@ -59,7 +62,9 @@ def _check_reduce(op):
         return None
     if count == 2 and bodies.arg_reducer(region) is not None:
         return None
-    return "a reducer body other than add/multiply/max/min/and/or per operand or argmax/argmin"
+    if bodies.elementwise_body(region):
+        return None
+    return "a reducer body that is not elementwise"
 
 
 def _combine(ctx, kind, value, init):
@@ -83,7 +88,8 @@ def _reduce_one(ctx, kind, x, init, axes):
 
 
 @converter("stablehlo.reduce", maps_to="sum/prod/max/min/all/any, argmax/argmin",
-           note="one add/multiply/max/min/and/or per operand, or JAX's argmax/argmin body",
+           note="one add/multiply/max/min/and/or per operand, JAX's argmax/argmin body; "
+                "other elementwise bodies as a pairwise tree",
            check=_check_reduce)
 def _reduce(ctx, op, inputs, attrs):
     count = len(inputs) // 2
@@ -94,24 +100,27 @@ def _reduce(ctx, op, inputs, attrs):
     if kinds is not None:
         return [_reduce_one(ctx, kind, x, init, axes)
                 for kind, x, init in zip(kinds, operands, inits)]
-    kind = bodies.arg_reducer(region)
-    if kind is None or len(axes) != 1:
-        raise StableHLOOpNotImplemented("this reducer body", [])
+    kind = bodies.arg_reducer(region) if count == 2 and len(axes) == 1 else None
+    if kind is None or not _is_iota_along(ctx, operands[1], axes[0]):
+        return generic.reduce_tree(ctx, region, operands, inits, axes)
     values, indices = operands
     axis = axes[0]
-    length = ctx.shape(values)[axis]
-    expected = np.arange(length if isinstance(length, int) else 0).reshape(
-        [-1 if i == axis else 1 for i in range(ctx.ndim(values))])
-    index_value = ctx.const_value(indices)
-    is_iota = ctx.iotas.get(indices) == axis or (index_value is not None and np.array_equal(
-        index_value, np.broadcast_to(expected, index_value.shape)))
-    if not is_iota:
-        raise StableHLOOpNotImplemented("an argmax/argmin reducer over indices other than "
-                                        "an iota along the reduced axis", [])
     best = ctx.emit(_REDUCE_OPS[kind], values, axis=[axis], keepdims=False)
     where = ctx.emit("argmax" if kind == "max" else "argmin", values, axis=[axis],
                      keepdims=False)
     return [_combine(ctx, kind, best, inits[0]), ctx.cast(where, ctx.dtype(indices))]
+
+
+def _is_iota_along(ctx, indices, axis) -> bool:
+    """Whether ``indices`` is an iota along ``axis`` (JAX's argmax/argmin index operand)."""
+    if ctx.iotas.get(indices) == axis:
+        return True
+    value = ctx.const_value(indices)
+    if value is None:
+        return False
+    expected = np.arange(value.shape[axis]).reshape(
+        [-1 if i == axis else 1 for i in range(value.ndim)])
+    return bool(np.array_equal(value, np.broadcast_to(expected, value.shape)))
 
 
 # -- reduce_window ---------------------------------------------------------------------------
@@ -126,21 +135,43 @@ def _window_attrs(op, rank):
 
 
 def _check_reduce_window(op):
-    count = len(op.operands) // 2
-    kinds = bodies.pairwise_kinds(op.regions[0], count)
-    if count != 1 or kinds is None or kinds[0] not in ("add", "max", "min", "mul"):
-        return "a body other than one add/max/min/multiply"
     rank = len(tensor_info(op.operands[0].type)[0])
+    if _pooling_kind(op, rank) is not None:
+        return None
+    if not bodies.elementwise_body(op.regions[0]):
+        return "a body that is not elementwise"
+    window = _window_attrs(op, rank)[0]
+    if generic.window_positions(window) > generic.MAX_WINDOW:
+        return f"a window of more than {generic.MAX_WINDOW} positions with a generic body"
+    return None
+
+
+def _pooling_kind(op, rank):
+    """The body kind when a pooling op or a cumulative op implements this reduce_window
+    (one operand; add/max/min over at most 3 windowed axes without base dilation, or a
+    cumulative add/multiply), else None."""
+    kinds = bodies.pairwise_kinds(op.regions[0], len(op.operands) // 2)
+    if len(op.operands) != 2 or kinds is None or kinds[0] not in ("add", "max", "min", "mul"):
+        return None
     window, strides, base, dilations, padding = _window_attrs(op, rank)
     if any(b != 1 for b in base):
-        return "base dilation"
+        return None
     windowed = [a for a in range(rank) if window[a] != 1 or strides[a] != 1 or
                 padding[a] != (0, 0)]
     if len(windowed) > 3:
-        return f"{len(windowed)} windowed axes"
-    if kinds[0] == "mul" and windowed and not _is_cumulative(window, strides, dilations, padding, windowed):
-        return "a multiply window that is not a cumulative product"
-    return None
+        return None
+    if kinds[0] == "mul" and windowed and not _is_cumulative(window, strides, dilations,
+                                                              padding, windowed):
+        return None
+    return kinds[0]
+
+
+def _cumulative_over_axis(ctx, x, window, strides, dilations, padding):
+    """Whether the window is a cumulative one over a whole axis of ``x`` (or no window)."""
+    windowed = [a for a in range(len(window)) if window[a] != 1 or strides[a] != 1 or
+                padding[a] != (0, 0)]
+    return not windowed or (_is_cumulative(window, strides, dilations, padding, windowed)
+                            and window[windowed[0]] == ctx.shape(x)[windowed[0]])
 
 
 def _is_cumulative(window, strides, dilations, padding, windowed):
@@ -154,13 +185,20 @@ def _is_cumulative(window, strides, dilations, padding, windowed):
 @converter("stablehlo.reduce_window",
            maps_to="nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d (sum), cumsum/cumprod",
            note="max/min/add bodies over 1-3 windowed axes with strides, padding and window "
-                "dilation; cumulative add/multiply windows; no base dilation",
+                "dilation as pools; cumulative add/multiply windows; other elementwise bodies "
+                "(and base dilation) unrolled over the window positions",
            check=_check_reduce_window)
 def _reduce_window(ctx, op, inputs, attrs):
-    x, init = inputs
-    rank = ctx.ndim(x)
-    kind = bodies.pairwise_kinds(op.regions[0], 1)[0]
+    count = len(inputs) // 2
+    rank = ctx.ndim(inputs[0])
     window, strides, base, dilations, padding = _window_attrs(op, rank)
+    kind = _pooling_kind(op, rank)
+    if kind is None or (kind == "mul" and not _cumulative_over_axis(
+            ctx, inputs[0], window, strides, dilations, padding)):
+        return generic.reduce_window_unrolled(ctx, op.regions[0], inputs[:count],
+                                              inputs[count:], window, strides, base,
+                                              dilations, padding)
+    x, init = inputs
     windowed = [a for a in range(rank) if window[a] != 1 or strides[a] != 1 or
                 padding[a] != (0, 0)]
     if not windowed:
@@ -169,8 +207,6 @@ def _reduce_window(ctx, op, inputs, attrs):
             kind in ("add", "mul") and window[windowed[0]] == ctx.shape(x)[windowed[0]]:
         out = ctx.emit("cumsum" if kind == "add" else "cumprod", x, axis=windowed[0])
         return _combine(ctx, kind, out, init)
-    if kind == "mul":
-        raise StableHLOOpNotImplemented("a multiply window", [])
     shape = ctx.shape(x)
     rest = [a for a in range(rank) if a not in windowed]
     channels = 1
