@@ -328,3 +328,15 @@ def test_generic_elementwise_bodies(data):
                 lax.reduce_window(x, np.float32(1), lax.mul, window, (1,) * len(shape),
                                   "SAME"))
     check(f, x, executors=("debug",))
+
+
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_multi_key_sort(data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    keys = rng.integers(0, 3, shape).astype(np.float32)  # ties on the first key
+    x = _rand(data.draw(st.integers(0, 999)), shape)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    check(lambda k, x: lax.sort((k, x, x * 2), dimension=axis, num_keys=2), keys, x,
+          executors=("debug",))

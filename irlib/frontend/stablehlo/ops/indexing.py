@@ -13,7 +13,9 @@ is cut off afterwards.
 
 ``sort`` with a comparator that compares one operand (JAX's comparators, NaN handling
 included) becomes ``argsort`` of that key, and every operand is reordered by it (``gather``
-along the axis); an ascending sort of one operand is ``sort``.
+along the axis); an ascending sort of one operand is ``sort``. Any other elementwise
+comparator (``jnp.lexsort``, ``num_keys > 1``) is applied to every pair of elements: each
+element's position is the number of elements that sort before it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import StableHLOOpNotImplemented
-from ..mlir import dim_numbers, int_list, int_value, tensor_info
+from ..mlir import attributes, dim_numbers, int_list, int_value, tensor_info
 from ..registry import converter
 from . import bodies
 from .shape import pad, reshape, slice_axes, transpose
@@ -311,30 +313,75 @@ def _scatter_dropping(ctx, data, axes, indices, updates, mode):
 
 
 # -- sorting -------------------------------------------------------------------------------
-def _check_sort(op):
+#: the longest axis a generic comparator sorts (it compares every pair).
+MAX_PAIRWISE_SORT = 2048
+
+
+def _one_key(op):
+    """``(direction, lhs_arg, rhs_arg)`` when the comparator orders by one operand with one
+    LT/GT comparison, else None."""
     found = bodies.comparison(op.regions[0])
     if found is None:
-        return "a comparator that is not one comparison of one operand"
+        return None
     direction, lhs, rhs = found
     if direction not in ("LT", "GT") or lhs // 2 != rhs // 2 or lhs == rhs:
-        return "a comparator that is not one LT/GT comparison of one operand"
+        return None
+    return found
+
+
+def _check_sort(op):
+    if _one_key(op) is not None:
+        return None
+    if not bodies.elementwise_body(op.regions[0]):
+        return "a comparator that is not elementwise"
+    shape, _ = tensor_info(op.operands[0].type)
+    axis = int_value(attributes(op).get("dimension"), -1) % max(len(shape), 1)
+    if shape and (shape[axis] is None or shape[axis] > MAX_PAIRWISE_SORT):
+        return f"a generic comparator over more than {MAX_PAIRWISE_SORT} elements"
     return None
 
 
 @converter("stablehlo.sort", maps_to="sort / argsort + gather",
-           note="comparators ordering by one operand (LT or GT), any number of operands",
+           note="comparators ordering by one operand (LT or GT), any number of operands; "
+                "other elementwise comparators (lexsort) by pairwise ranks",
            check=_check_sort)
 def _sort(ctx, op, inputs, attrs):
-    direction, lhs, rhs = bodies.comparison(op.regions[0])
-    key = lhs // 2
-    ascending = (direction == "LT") == (lhs < rhs)
     axis = int_value(attrs.get("dimension"), -1)
     if axis < 0:
         axis += ctx.ndim(inputs[0])
+    found = _one_key(op)
+    if found is None:
+        return _sort_pairwise(ctx, op.regions[0], inputs, axis)
+    direction, lhs, rhs = found
+    key = lhs // 2
+    ascending = (direction == "LT") == (lhs < rhs)
     if len(inputs) == 1 and ascending:
         return ctx.emit("sort", inputs[0], axis=axis, is_ascend=True)
     order = ctx.emit("argsort", inputs[key], axis=axis, is_ascend=ascending, dtype="int64")
     return [ctx.emit("gather", x, order, axis=axis) for x in inputs]
+
+
+def _sort_pairwise(ctx, region, inputs, axis):
+    """A stable sort with any elementwise comparator: element ``i`` goes to position
+    ``#{j: less(j, i)} + #{j < i: neither less(j, i) nor less(i, j)}``, from the comparator
+    applied to every pair (an ``n x n`` comparison per sorted row)."""
+    rank = ctx.ndim(inputs[0])
+    order = [a for a in range(rank) if a != axis] + [axis]
+    moved = [transpose(ctx, x, order) for x in inputs]
+    n = ctx.shape(moved[0])[-1]
+    column = [ctx.emit("expand_dims", x, axis=rank) for x in moved]      # (..., n, 1): j
+    row = [ctx.emit("expand_dims", x, axis=rank - 1) for x in moved]     # (..., 1, n): i
+    from .generic import apply_body
+    less_ji = apply_body(ctx, region, [v for pair in zip(column, row) for v in pair])[0]
+    less_ij = apply_body(ctx, region, [v for pair in zip(row, column) for v in pair])[0]
+    earlier = ctx.const(np.arange(n)[:, None] < np.arange(n)[None, :])  # j < i
+    tied = ctx.emit("logical_not", ctx.emit("logical_or", less_ji, less_ij))
+    before = ctx.emit("logical_or", less_ji, ctx.emit("logical_and", tied, earlier))
+    position = ctx.emit("sum", ctx.cast(before, "int64"), axis=[rank - 1], keepdims=False)
+    permutation = ctx.emit("argsort", position, axis=-1, is_ascend=True, dtype="int64")
+    back = [order.index(a) for a in range(rank)]
+    return [transpose(ctx, ctx.emit("gather", x, permutation, axis=rank - 1), back)
+            for x in moved]
 
 
 @converter("chlo.top_k", maps_to="topk", note="values and int32 indices along the last axis")
