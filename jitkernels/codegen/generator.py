@@ -445,7 +445,7 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
                 target[axis] = f"{index[axis]} + {_src(start)}"
             body = emitter.lines + [f"{out_name}[{', '.join(target) or '0'}] = {result}"]
             parallel = _is_parallel(out_shape)
-            if size_names and not parallel:
+            if (size_names or HOIST_STATIC) and not parallel:
                 lines += _hoisted_nest(part_shape, body)
                 continue
             headers, depth = _loop_nest(part_shape, parallel)
@@ -453,6 +453,10 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
             lines += ["    " * depth + line for line in body]
     return "\n".join(lines) + "\n"
 
+
+HOIST_STATIC = False
+"""Whether static groups get the hoisted nest too (:func:`_hoisted_nest`; symbolic groups
+always do)."""
 
 _INDEX_NAME = re.compile(r"\bi\d+\b")
 _LOCAL_NAME = re.compile(r"\bt\d+\b")
