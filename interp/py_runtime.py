@@ -112,11 +112,12 @@ def op_caller(name: str, attrs: dict, result_dtypes):
         inputs = [arg._array if type(arg) is plain else op_input(arg) for arg in args]
         try:
             result = impl(*inputs, **kwargs)
-        except Exception:  # noqa: BLE001 - the registry's own call raises the located error
-            result = None
+        except registry.IMPL_ERRORS as error:
+            # reported as the interpreter's ops report it; never run twice (an op may have
+            # effects: printing, a collective)
+            raise registry.impl_failure(name, error, inputs) from error
         if type(result) is not tuple or (single and len(result) != 1):
-            # the slow path reports errors exactly as the interpreter's ops do
-            return op_result(registry.evaluate(name, inputs, attrs), result_type)
+            return op_result(registry.checked_result(op_def, result), result_type)
         return op_result(result[0] if single else result, result_type)
 
     call.__name__ = call.__qualname__ = name.replace(".", "_")

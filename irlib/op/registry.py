@@ -312,9 +312,37 @@ def evaluate(name: str, inputs, attrs: Optional[Attrs] = None):
     kwargs = dict(attrs) if attrs is not None else {}
     try:
         result = op_def.impl(*inputs, **kwargs)
-    except (TypeError, ValueError, IndexError, ArithmeticError, np.linalg.LinAlgError) as error:
-        shapes = [getattr(x, "shape", type(x).__name__) for x in inputs]
-        raise OpImplError(f"{name}: {error} (input shapes {shapes})", op=name) from error
+    except IMPL_ERRORS as error:
+        raise impl_failure(name, error, inputs) from error
+    return checked_result(op_def, result)
+
+
+IMPL_ERRORS = (TypeError, ValueError, IndexError, ArithmeticError, np.linalg.LinAlgError)
+"""The exceptions of a reference implementation that mean "these inputs are unacceptable"
+(numpy's own errors); :func:`impl_failure` turns them into an OpImplError."""
+
+
+def impl_failure(name: str, error: Exception, inputs) -> OpImplError:
+    """The OpImplError reporting that op ``name``'s implementation raised ``error``.
+
+    Args:
+        name: the op name.
+        error: one of :data:`IMPL_ERRORS`.
+        inputs: the argument values (their shapes go into the message).
+    """
+    shapes = [getattr(x, "shape", type(x).__name__) for x in inputs]
+    return OpImplError(f"{name}: {error} (input shapes {shapes})", op=name)
+
+
+def checked_result(op_def: "OpDef", result):
+    """``result`` of ``op_def``'s implementation unpacked (one array, or the tuple of a
+    tuple-output op), or an OpImplError when it breaks the contract.
+
+    Args:
+        op_def: the op's registry entry.
+        result: what its implementation returned.
+    """
+    name = op_def.name
     if not isinstance(result, tuple):
         raise OpImplError(f"{name}: reference implementation must return a tuple, "
                           f"got {type(result).__name__}", op=name)

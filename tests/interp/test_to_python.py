@@ -319,3 +319,23 @@ def test_recursion_limit_is_an_irlib_error(monkeypatch):
     with pytest.raises(InterpreterError, match="recursed deeper than 2000 frames"):
         length(value)
     assert sys.getrecursionlimit() == limit
+
+
+def test_a_failing_op_is_reported_once_and_never_run_again(monkeypatch):
+    """A failing reference implementation raises the located OpImplError and is not called
+    a second time (ops such as prints and collectives have effects)."""
+    from irlib.errors import IRError
+    from irlib.op import registry
+
+    calls = []
+
+    def failing_exp(data):
+        calls.append(data.shape)
+        raise ValueError("refused on purpose")
+
+    monkeypatch.setattr(registry.get_def("exp"), "impl", failing_exp)
+    x = irlib.var("x", shape=(3,))
+    mod = irlib.IRModule.from_expr(irlib.Function([x], irlib.exp(x)))
+    with pytest.raises(IRError, match="exp: refused on purpose"):
+        interp.run_as_python(mod["main"], mod)(np.ones(3, "float32"))
+    assert calls == [(3,)]
