@@ -172,6 +172,13 @@ class Context:
         """A 0-d constant of ``dtype``."""
         return self.const(np.array(value, dtype=_numpy_dtype(dtype)))
 
+    def scalar_like(self, value, expr):
+        """``value`` as a constant of ``expr``'s dtype and shape ``(1,) * rank``: it broadcasts
+        like a scalar. Used for non-finite values, which the graph executor's code generator
+        cannot inline as 0-d literals (``np.float32(inf)`` is not valid source)."""
+        shape = (1,) * self.ndim(expr)
+        return self.const(np.full(shape, value, dtype=_numpy_dtype(self.dtype(expr))))
+
     # -- symbolic integer values (shape computations) -------------------------------------
     def sym_dims(self, expr):
         """The elements of integer tensor ``expr`` as dims (ints or size-variable

@@ -46,6 +46,9 @@ CASES = {
     "activations": lambda x, i: (jax.nn.silu(x), jax.nn.elu(x), jax.nn.leaky_relu(x),
                                  jax.nn.hard_tanh(x), jax.nn.selu(x), jax.nn.celu(x),
                                  jax.nn.mish(x)),
+    "erf_inv": lambda x, i: lax.erf_inv(jnp.tanh(x)),
+    "reduce_precision": lambda x, i: (lax.reduce_precision(x * 1000, 5, 10),
+                                      lax.reduce_precision(x, 8, 7)),
     "lexsort": lambda x, i: jnp.lexsort((x[:, 0], jnp.round(x[:, 1]))),
     "sort_two_keys": lambda x, i: lax.sort((jnp.round(x), x, x * 2), dimension=1, num_keys=2),
     "stable_argsort": lambda x, i: jnp.argsort(jnp.round(x), axis=1, stable=True),
@@ -70,10 +73,10 @@ def test_jax_function(name):
 
 
 @pytest.mark.parametrize("function, op", [
-    (lambda x: lax.erf_inv(jnp.tanh(x)), "chlo.erf_inv"),
+    (lambda x: jax.scipy.special.gammaln(jnp.abs(x) + 1), "chlo.lgamma"),
     (lambda x: lax.reduce_precision(x, 4, 3), "stablehlo.reduce_precision"),
     (lambda x: jnp.linalg.cholesky(x @ x.T + 4 * jnp.eye(4)), "lapack"),
-], ids=["erf_inv", "reduce_precision", "cholesky"])
+], ids=["lgamma", "reduce_precision_e4m3", "cholesky"])
 def test_unsupported_functions_are_reported(function, op):
     with pytest.raises(StableHLOOpNotImplemented) as info:
         from_stablehlo(lower(function, X))

@@ -153,3 +153,17 @@ def test_dropout_with_jax_random():
         return jnp.where(keep, x / 0.7, 0), jax.random.uniform(k2, (3,)), \
             jax.random.randint(k2, (4,), 0, 10)
     check(f, np.asarray(jax.random.PRNGKey(3)), _rand(0, (4, 5)))
+
+
+def test_random_normal_init_and_non_finite_constants():
+    """jax.random.normal (chlo.erf_inv) and -inf/+inf constants, on the graph executor too:
+    a masked softmax over more elements than the importer folds into one constant."""
+    def init(key):
+        return jax.random.normal(key, (4, 3)), jax.random.uniform(key, (2,))
+    check(init, np.asarray(jax.random.PRNGKey(1)), rtol=1e-5, atol=1e-6)
+
+    def masked(x):
+        return (jax.nn.softmax(jnp.where(x > 0, x, -jnp.inf), -1),
+                jnp.isposinf(jnp.where(x > 1, jnp.inf, x)),
+                jnp.isneginf(jnp.where(x > 1, -jnp.inf, x)))
+    check(masked, _rand(0, (300, 300)))

@@ -43,12 +43,12 @@ def _is_inf(ctx, op, inputs, attrs):
 
 @converter("chlo.is_pos_inf", maps_to="equal to +inf")
 def _is_pos_inf(ctx, op, inputs, attrs):
-    return ctx.emit("equal", inputs[0], ctx.scalar(np.inf, ctx.dtype(inputs[0])))
+    return ctx.emit("equal", inputs[0], ctx.scalar_like(np.inf, inputs[0]))
 
 
 @converter("chlo.is_neg_inf", maps_to="equal to -inf")
 def _is_neg_inf(ctx, op, inputs, attrs):
-    return ctx.emit("equal", inputs[0], ctx.scalar(-np.inf, ctx.dtype(inputs[0])))
+    return ctx.emit("equal", inputs[0], ctx.scalar_like(-np.inf, inputs[0]))
 
 
 @converter("stablehlo.batch_norm_inference", maps_to="nn.batch_norm",

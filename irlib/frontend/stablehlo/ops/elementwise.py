@@ -190,3 +190,56 @@ def _atan2(ctx, op, inputs, attrs):
                        ctx.emit("where", ctx.emit("less", y, zero), ctx.emit("negative", half),
                                 zero))
     return ctx.emit("where", ctx.emit("equal", x, zero), on_axis, shifted)
+
+
+_ERF_INV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERF_INV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(ctx, coefficients, w):
+    dtype = ctx.dtype(w)
+    value = ctx.scalar(coefficients[0], dtype)
+    for c in coefficients[1:]:
+        value = ctx.emit("add", ctx.scalar(c, dtype), ctx.emit("multiply", value, w))
+    return value
+
+
+@converter("chlo.erf_inv", maps_to="log, sqrt, polynomials, where",
+           note="Giles' single-precision approximation (what XLA uses for float32); "
+                "+-inf at +-1")
+def _erf_inv(ctx, op, inputs, attrs):
+    x = inputs[0]
+    dtype = ctx.dtype(x)
+    one = ctx.scalar(1, dtype)
+    w = ctx.emit("negative", ctx.emit("log", ctx.emit(
+        "multiply", ctx.emit("subtract", one, x), ctx.emit("add", one, x))))
+    central = _horner(ctx, _ERF_INV_CENTRAL, ctx.emit("subtract", w, ctx.scalar(2.5, dtype)))
+    tail = _horner(ctx, _ERF_INV_TAIL, ctx.emit("subtract", ctx.emit("sqrt", w),
+                                                 ctx.scalar(3, dtype)))
+    p = ctx.emit("where", ctx.emit("less", w, ctx.scalar(5, dtype)), central, tail)
+    result = ctx.emit("multiply", p, x)
+    at_one = ctx.emit("equal", ctx.emit("abs", x), one)
+    return ctx.emit("where", at_one, ctx.emit("multiply", x, ctx.scalar_like(np.inf, x)), result)
+
+
+_REDUCED_TYPES = {(5, 10): "float16", (8, 7): "bfloat16"}
+
+
+@converter("stablehlo.reduce_precision", maps_to="cast there and back / identity",
+           note="(5, 10) as float16, (8, 7) as bfloat16, a type's own width as identity")
+def _reduce_precision(ctx, op, inputs, attrs):
+    from ..mlir import int_value
+    bits = (int_value(attrs["exponent_bits"]), int_value(attrs["mantissa_bits"]))
+    x = inputs[0]
+    dtype = ctx.dtype(x)
+    own = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
+    if own.get(dtype) == bits or (dtype == "float64" and bits == (8, 23)):
+        return x if own.get(dtype) == bits else ctx.cast(ctx.cast(x, "float32"), dtype)
+    target = _REDUCED_TYPES.get(bits)
+    if target is None:
+        from ..errors import StableHLOOpNotImplemented
+        raise StableHLOOpNotImplemented(f"reduce_precision to {bits[0]} exponent and "
+                                        f"{bits[1]} mantissa bits", [])
+    return ctx.cast(ctx.cast(x, target), dtype)

@@ -90,6 +90,12 @@ def broadcast_in_dim(ctx, x, dims, out_shape):
     """StableHLO ``broadcast_in_dim``: operand axis ``i`` becomes result axis ``dims[i]``;
     ``out_shape`` may hold None (a ``?`` dim, taken from the operand) or symbolic dims."""
     dims = [int(d) for d in dims]
+    value = ctx.const_value(x)
+    if value is not None and value.ndim == 0 and not np.isfinite(value.astype(np.float64)):
+        # a non-finite scalar stays an array constant (the graph executor's code generator
+        # cannot inline it as a literal)
+        x = ctx.const(value.reshape((1,) * len(out_shape)))
+        dims = list(range(len(out_shape)))
     shape = ctx.shape(x)
     order = sorted(range(len(dims)), key=lambda i: dims[i])
     x = transpose(ctx, x, order)
