@@ -83,6 +83,8 @@ class Context:
         #: > 0 while an elementwise body is applied to whole tensors: results are checked
         #: against the MLIR types by dtype only.
         self.lifted = 0
+        #: the largest rank among the tensors a lifted body is applied to.
+        self.lifted_rank = 0
         self.scope = Scope()
         self._inlining: list = []
 

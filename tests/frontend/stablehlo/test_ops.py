@@ -340,3 +340,14 @@ def test_multi_key_sort(data):
     axis = data.draw(st.integers(0, len(shape) - 1))
     check(lambda k, x: lax.sort((k, x, x * 2), dimension=axis, num_keys=2), keys, x,
           executors=("debug",))
+
+
+def test_generic_bodies_graph_executor():
+    """Bodies applied to whole tensors, with the NaN/-inf constants of JAX's comparators and
+    inits, on the graph executor too."""
+    x = _rand(0, (4, 6))
+    check(lambda x: (jnp.lexsort((x[:, 0], jnp.round(x[:, 1]))),
+                     jnp.nanargmax(jnp.where(x > 1, jnp.nan, x), axis=1),
+                     lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID",
+                                       base_dilation=(2, 1)),
+                     lax.cumlogsumexp(x, axis=1)), x)

@@ -173,7 +173,11 @@ def _convert(ctx, op, inputs, attrs):
 
 @converter("stablehlo.constant", maps_to="constant")
 def _constant(ctx, op, inputs, attrs):
-    return ctx.const(dense_value(attrs["value"], op.results[0].type))
+    value = dense_value(attrs["value"], op.results[0].type)
+    if ctx.lifted and value.ndim == 0 and value.dtype.kind == "f" and not np.isfinite(value):
+        # inside a body applied to whole tensors: broadcastable, not a 0-d literal
+        value = value.reshape((1,) * ctx.lifted_rank)
+    return ctx.const(value)
 
 
 @converter("stablehlo.atan2", maps_to="atan, where")

@@ -27,15 +27,28 @@ def apply_body(ctx, region, args, shapes=None):
     """The results of elementwise ``region`` on the tensors ``args`` (broadcast to
     ``shapes[k]`` when given and the body left them smaller)."""
     ctx.lifted += 1
+    saved_rank = ctx.lifted_rank
+    args = list(args)
+    ctx.lifted_rank = max([ctx.ndim(a) for a in args] + [0])
+    args = [_keep_array(ctx, a, ctx.lifted_rank) for a in args]
     try:
-        outs = ctx.convert_region(region, list(args))
+        outs = ctx.convert_region(region, args)
     finally:
         ctx.lifted -= 1
+        ctx.lifted_rank = saved_rank
     if shapes is not None:
         outs = [out if list(ctx.shape(out)) == list(shape) else
                 ctx.emit("broadcast_to", out, shape=list(shape))
                 for out, shape in zip(outs, shapes)]
     return outs
+
+
+def _keep_array(ctx, expr, rank):
+    """A non-finite 0-d constant as a ``(1,) * rank`` one (see ``Context.scalar_like``)."""
+    value = ctx.const_value(expr)
+    if value is None or value.ndim or value.dtype.kind != "f" or np.isfinite(value):
+        return expr
+    return ctx.const(value.reshape((1,) * rank))
 
 
 def reduce_tree(ctx, region, operands, inits, axes):
