@@ -58,4 +58,9 @@ def literal(value: float, dtype: str) -> str:
     """A scalar literal of ``dtype`` as numba source."""
     if dtype == "bool":
         return "True" if value else "False"
-    return f"np.{dtype}({float(value)!r})"
+    number = float(value)
+    if number != number:
+        return f"np.{dtype}(np.nan)"
+    if number in (float("inf"), float("-inf")):
+        return f"np.{dtype}({'-' if number < 0 else ''}np.inf)"
+    return f"np.{dtype}({number!r})"

@@ -52,6 +52,15 @@ def test_unary_ops_and_clip_leaky_relu_where():
     _check([x], body, {"x": xv}, expected)
 
 
+def test_infinite_and_nan_constants_are_valid_source():
+    x = var("x", shape=(4,))
+    xv = np.array([-3.0, -0.5, 0.5, 7.0], "float32")
+    body = irlib.add(irlib.clip(x, -np.inf, 1.0),
+                     irlib.where(irlib.greater(x, irlib.const(np.inf)), irlib.const(np.nan),
+                                 irlib.const(0.0)))
+    _check([x], body, {"x": xv}, np.minimum(xv, 1.0))
+
+
 def test_index_ops_inline():
     x = var("x", shape=(2, 3, 4))
     xv = _rand(2, 3, 4)
