@@ -41,7 +41,7 @@ from irlib.ir.dim_binding import has_symbolic_attrs, substitute_attrs
 from irlib.ir.dims import DimExpr
 from irlib.ir.types import TensorType, TupleType
 
-from .dim_source import function_size_names, is_symbolic_shape
+from .dim_source import SIZE_PREFIX, dim_source, function_size_names, is_symbolic_shape
 from .generator import Unsupported, generate
 from .scalar_ops import FLOAT_DTYPES, supported
 
@@ -156,6 +156,11 @@ class FusedKernel:
             has_symbolic_attrs(anchor[2]) or
             (anchor_type is not None and is_symbolic_shape(anchor_type[0])))
         self._sized_key, self._sized = None, None
+        self._anchor_shape = None           # sizes -> the anchor's shape, when symbolic
+        if anchor_type is not None and is_symbolic_shape(anchor_type[0]):
+            arguments = ", ".join(SIZE_PREFIX + name for name in self.size_names)
+            dims = "".join(dim_source(d) + ", " for d in anchor_type[0])
+            self._anchor_shape = eval(f"lambda {arguments}: ({dims})")     # our own source
         self._has_scalars = True        # set False by compile_primitive when no rank-0 array
         self.small_dense = None         # (jitted fn, data slot, weight slot): see below
         self.small_source = None
@@ -168,12 +173,15 @@ class FusedKernel:
             shape = self._anchor_type[0] if self._anchor_type is not None else None
             return self.anchor[2], shape
         if sizes != self._sized_key:
-            bindings = dict(zip(self.size_names, sizes))
-            attrs = substitute_attrs(self.anchor[2], bindings, f"{self.anchor_op} attribute")
+            attrs = self.anchor[2]
+            if has_symbolic_attrs(attrs):
+                attrs = substitute_attrs(attrs, dict(zip(self.size_names, sizes)),
+                                         f"{self.anchor_op} attribute")
             shape = None
-            if self._anchor_type is not None:
-                shape = tuple(d.substitute(bindings) if isinstance(d, DimExpr) else d
-                              for d in self._anchor_type[0])
+            if self._anchor_shape is not None:
+                shape = self._anchor_shape(*sizes)
+            elif self._anchor_type is not None:
+                shape = self._anchor_type[0]
             self._sized_key, self._sized = sizes, (attrs, shape)
         return self._sized
 
