@@ -219,10 +219,26 @@ def _emit_method(exporter, name: str, method_spec, params, effects) -> E.Functio
     if effect_outputs and method_spec.effect_mode != "none":
         result = E.Tuple([result, E.Tuple(effect_outputs)])
     body = builder.end_scope(result)
+    _check_closed(name, inputs, body, method_spec)
     attrs = {"num_input": num_input}
     if maker.size_params:
         attrs["size_params"] = list(maker.size_params)
     return E.Function(inputs, body, attrs=attrs)
+
+
+def _check_closed(name: str, inputs, body, method_spec) -> None:
+    """Raise NNError when the method's body uses a value that is not one of its inputs: an
+    effect state or weight left out by ``effect_mode``/``param_mode`` ``"none"``, or a tensor
+    made while exporting another method."""
+    from ...analysis import free_vars
+    bound = set(map(id, inputs))
+    stray = [v.name_hint for v in free_vars(E.Function(inputs, body)) if id(v) not in bound]
+    if stray:
+        raise NNError(f"method {name} uses {', '.join('%' + n for n in stray)}, which is not "
+                      f"an input of the exported function (param_mode="
+                      f"{method_spec.param_mode!r}, effect_mode={method_spec.effect_mode!r}; "
+                      "a weight or effect state needs its mode to be 'plain' or 'packed', and "
+                      "a tensor cannot be carried from one method into another)")
 
 
 def _emit_effect_init(exporter, effects) -> E.Function:

@@ -290,3 +290,9 @@ def test_tensor_operators_and_constants():
     assert placeholder.shape[1] == 3 and placeholder.dtype == "int32"
     assert nn.Tensor.from_scalar(1, "float16").dtype == "float16"
     assert nn.get_default_dtype() == "float32"
+
+
+def test_a_method_using_weights_it_does_not_take_is_reported():
+    with pytest.raises(nn.NNError, match=r"layers\.0\.weight.*param_mode='none'"):
+        Net().export_tvm({"forward": {"x": spec.Tensor([2, 8], "float32"),
+                                      "$": {"param_mode": "none"}}})
