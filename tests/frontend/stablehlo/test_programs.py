@@ -167,3 +167,34 @@ def test_random_normal_init_and_non_finite_constants():
                 jnp.isposinf(jnp.where(x > 1, jnp.inf, x)),
                 jnp.isneginf(jnp.where(x > 1, -jnp.inf, x)))
     check(masked, _rand(0, (300, 300)))
+
+
+def test_greedy_decoding_with_a_kv_cache():
+    """A while loop carrying tokens and a KV cache: embedding gathers at a run-time position,
+    dynamic_update_slice into the cache, a causal mask with -inf, argmax, scatter of the next
+    token."""
+    vocab, width, steps = 11, 8, 6
+    emb = _rand(1, (vocab, width), 0.5)
+    wq, wk, wv = (_rand(k, (width, width), 0.3) for k in (2, 3, 4))
+
+    def generate(prompt):
+        table = jnp.asarray(emb)
+        k_cache = jnp.zeros((steps, width), jnp.float32)
+        v_cache = jnp.zeros((steps, width), jnp.float32)
+        tokens = jnp.zeros((steps,), jnp.int32).at[0].set(prompt)
+
+        def body(state):
+            i, tokens, k_cache, v_cache = state
+            h = table[tokens[i]]
+            k_cache = lax.dynamic_update_slice(k_cache, (h @ wk)[None], (i, 0))
+            v_cache = lax.dynamic_update_slice(v_cache, (h @ wv)[None], (i, 0))
+            scores = k_cache @ (h @ wq) / np.sqrt(width)
+            scores = jnp.where(jnp.arange(steps) <= i, scores, -jnp.inf)
+            out = jax.nn.softmax(scores) @ v_cache
+            token = jnp.argmax(out @ table.T).astype(jnp.int32)
+            return i + 1, tokens.at[i + 1].set(token), k_cache, v_cache
+        return lax.while_loop(lambda s: s[0] < steps - 1, body,
+                              (0, tokens, k_cache, v_cache))[1]
+    for prompt in (0, 3, 10):
+        check(generate, np.int32(prompt), executors=("debug", "graph") if prompt == 3
+              else ("debug",))
