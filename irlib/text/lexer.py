@@ -37,6 +37,10 @@ _PUNCT1 = frozenset("()[]{},.;:=+-*/<>!?")
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
 _DIGITS_RE = re.compile(r"[0-9]+")
+# The Relay grammar's identifiers and numbers are ASCII only: a non-ASCII letter or digit
+# (``é``, ``٣``) is an unexpected character, reported as a ParseError at its position.
+_ASCII_DIGITS = frozenset("0123456789")
+_IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 # A number body: digits, an optional fraction, an optional exponent; then a dtype suffix.
 # NOTE: Relay's lexer takes any run of [0-9.eE+-]; irlib takes '+'/'-' only after an
 # exponent mark, so `2-1` lexes as `2` `-1` (still not a subtraction, but a clearer error).
@@ -232,11 +236,11 @@ class _Lexer:
                     raise self.error("unterminated string (strings end on the same line "
                                      "and cannot contain '\"')", pos)
                 self.add("STRING", match.group()[1:-1], pos, match.end())
-            elif char.isdigit() or (char == "-" and _starts_number(text, pos)):
+            elif char in _ASCII_DIGITS or (char == "-" and _starts_number(text, pos)):
                 self._number(pos)
             elif char == "-" and text.startswith("inff", pos + 1 + _count_dashes(text, pos + 1)):
                 self._negative_inf(pos)
-            elif char.isalpha() or char == "_":
+            elif char in _IDENT_START:
                 self._word(pos)
             elif text[pos:pos + 2] in _PUNCT2:
                 self.add(text[pos:pos + 2], text[pos:pos + 2], pos, pos + 2)
@@ -408,4 +412,4 @@ def _count_dashes(text: str, pos: int) -> int:
 
 def _starts_number(text: str, pos: int) -> bool:
     after = pos + _count_dashes(text, pos)
-    return after < len(text) and text[after].isdigit()
+    return after < len(text) and text[after] in _ASCII_DIGITS
