@@ -109,3 +109,13 @@ def test_constants_of_many_dtypes():
 def test_bfloat16_splat_constant():
     check(lambda x: (x.astype(jnp.bfloat16) * jnp.bfloat16(2)).astype(jnp.float32),
           _rand(3, (2, 3)), executors=("debug",))
+
+
+@settings(max_examples=6, deadline=None)
+@given(shape=shapes, seed=st.integers(0, 2**16))
+def test_lgamma_digamma(shape, seed):
+    x = _rand(seed, shape, -4.5, 8.0)
+    x = np.where(np.abs(x - np.round(x)) < 0.05, x + 0.2, x).astype(np.float32)  # no poles
+    special = jax.scipy.special
+    check(lambda x: (special.gammaln(x), special.digamma(x)), x, rtol=1e-4, atol=1e-4,
+          executors=("debug",))

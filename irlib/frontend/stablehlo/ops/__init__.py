@@ -1,3 +1,3 @@
 """The StableHLO converters, one module per family; importing this package registers them."""
 
-from . import bits, control, elementwise, indexing, linalg, reduce, shape  # noqa: F401
+from . import bits, control, elementwise, indexing, linalg, reduce, shape, special  # noqa: F401
