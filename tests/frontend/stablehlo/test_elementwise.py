@@ -119,3 +119,13 @@ def test_lgamma_digamma(shape, seed):
     special = jax.scipy.special
     check(lambda x: (special.gammaln(x), special.digamma(x)), x, rtol=1e-4, atol=1e-4,
           executors=("debug",))
+
+
+@settings(max_examples=6, deadline=None)
+@given(shape=shapes, seed=st.integers(0, 2**16))
+def test_next_after(shape, seed):
+    x, y = _rand(seed, shape), _rand(seed + 1, shape)
+    if x.size:
+        x.reshape(-1)[0] = 0.0
+    check(lambda x, y: (lax.nextafter(x, y), lax.nextafter(x, x), lax.nextafter(y, -y)), x, y,
+          rtol=0, atol=0, executors=("debug",))

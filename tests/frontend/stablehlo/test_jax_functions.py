@@ -46,6 +46,8 @@ CASES = {
     "activations": lambda x, i: (jax.nn.silu(x), jax.nn.elu(x), jax.nn.leaky_relu(x),
                                  jax.nn.hard_tanh(x), jax.nn.selu(x), jax.nn.celu(x),
                                  jax.nn.mish(x)),
+    "truncated_normal": lambda x, i: jax.random.truncated_normal(
+        jax.random.PRNGKey(i[0]), -2.0, 2.0, (5,)) + x[0, 0],
     "erf_inv": lambda x, i: lax.erf_inv(jnp.tanh(x)),
     "reduce_precision": lambda x, i: (lax.reduce_precision(x * 1000, 5, 10),
                                       lax.reduce_precision(x, 8, 7)),
@@ -73,10 +75,10 @@ def test_jax_function(name):
 
 
 @pytest.mark.parametrize("function, op", [
-    (lambda x: lax.nextafter(x, x + 1), "chlo.next_after"),
+    (lambda x: lax.population_count(x.astype(jnp.int32)), "stablehlo.popcnt"),
     (lambda x: lax.reduce_precision(x, 4, 3), "stablehlo.reduce_precision"),
     (lambda x: jnp.linalg.cholesky(x @ x.T + 4 * jnp.eye(4)), "lapack"),
-], ids=["next_after", "reduce_precision_e4m3", "cholesky"])
+], ids=["popcnt", "reduce_precision_e4m3", "cholesky"])
 def test_unsupported_functions_are_reported(function, op):
     with pytest.raises(StableHLOOpNotImplemented) as info:
         from_stablehlo(lower(function, X))

@@ -59,3 +59,29 @@ def _batch_norm_inference(ctx, op, inputs, attrs):
                       axis=int_value(attrs["feature_index"]),
                       epsilon=float_value(attrs["epsilon"]))
     return ctx.tuple_get(result, 0)
+
+
+_INT_OF = {"float32": "int32", "float64": "int64", "float16": "int16"}
+
+
+@converter("chlo.next_after", maps_to="onnx.bitcast, add, where",
+           note="float16/32/64: one step of the bit pattern toward the target")
+def _next_after(ctx, op, inputs, attrs):
+    x, y = inputs
+    dtype = ctx.dtype(x)
+    int_dtype = _INT_OF.get(dtype)
+    if int_dtype is None:
+        from ..errors import StableHLOOpNotImplemented
+        raise StableHLOOpNotImplemented(f"next_after of {dtype}", [])
+    bits = ctx.emit("onnx.bitcast", x, dtype=int_dtype)
+    zero = ctx.scalar(0, dtype)
+    away = ctx.emit("equal", ctx.emit("less", x, y), ctx.emit("greater", x, zero))
+    step = ctx.emit("where", away, ctx.scalar(1, int_dtype), ctx.scalar(-1, int_dtype))
+    moved = ctx.emit("onnx.bitcast", ctx.emit("add", bits, step), dtype=dtype)
+    # from zero: the smallest subnormal with the sign of the target
+    tiny = ctx.emit("onnx.bitcast", ctx.scalar(1, int_dtype), dtype=dtype)
+    from_zero = ctx.emit("where", ctx.emit("less", y, zero), ctx.emit("negative", tiny), tiny)
+    result = ctx.emit("where", ctx.emit("equal", x, zero), from_zero, moved)
+    result = ctx.emit("where", ctx.emit("equal", x, y), y, result)
+    is_nan = ctx.emit("logical_or", ctx.emit("isnan", x), ctx.emit("isnan", y))
+    return ctx.emit("where", is_nan, ctx.emit("add", x, y), result)
