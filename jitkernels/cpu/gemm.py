@@ -100,18 +100,23 @@ dense.into = _dense_into
 @register_kernel("nn.matmul")
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False,
            **_):
-    """``nn.matmul`` on CPU (2-D operands, optional transposes)."""
-    if not is_float(tensor_a, tensor_b) or tensor_a.ndim != 2 or tensor_b.ndim != 2:
+    """``nn.matmul`` on CPU: a 2-D ``b`` (optionally transposed) times a 2-D ``a`` or the rows
+    of an n-D one (leading dims flattened); a ``b`` that is the transposed view of a
+    contiguous weight is read in place (``x @ w.T``) rather than copied each call."""
+    if (not is_float(tensor_a, tensor_b) or tensor_b.ndim != 2 or tensor_a.ndim < 2
+            or (transpose_a and tensor_a.ndim != 2)):
         return reference("nn.matmul", (tensor_a, tensor_b),
                          dict(units=units, out_dtype=out_dtype, transpose_a=transpose_a,
                               transpose_b=transpose_b))
-    a = np.ascontiguousarray(tensor_a.T if transpose_a else tensor_a)
-    b = np.ascontiguousarray(tensor_b)
-    out = np.empty((a.shape[0], b.shape[0] if transpose_b else b.shape[1]), a.dtype)
-    if transpose_b:
-        dense_core(a, b, out)
-    else:
-        batch_matmul_nn(a[None], b[None], out[None])
+    lead = tensor_a.shape[:-1] if not transpose_a else (tensor_a.shape[1],)
+    a = np.ascontiguousarray(tensor_a.T if transpose_a else tensor_a).reshape(-1, tensor_b.shape[
+        1 if transpose_b else 0])
+    w = tensor_b if transpose_b else tensor_b.T          # (units, depth): out = a @ w.T
+    if not w.flags.c_contiguous:
+        w = np.ascontiguousarray(w)
+    out = np.empty((a.shape[0], w.shape[0]), a.dtype)
+    dense_core(a, w, out)
+    out = out.reshape(tuple(lead) + (w.shape[0],))
     return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
 
 

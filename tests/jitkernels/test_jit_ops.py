@@ -27,6 +27,18 @@ def test_gemm_kernels(seed, batch, m, k, n, trans_a, trans_b):
     check_kernel("nn.batch_matmul", (a3, b3), dict(transpose_a=trans_a, transpose_b=trans_b))
 
 
+@settings(max_examples=examples(15), deadline=None)
+@given(seeds, st.lists(st.integers(1, 3), min_size=1, max_size=2), dims, dims, st.booleans())
+def test_matmul_kernel_takes_nd_rows_and_transposed_weight_views(seed, lead, k, n, trans_b):
+    """nn.matmul with an n-D ``a`` (its rows flattened) and a ``b`` given as the transposed
+    view of a contiguous weight (an LM head tied to an embedding) agrees with the reference."""
+    rng = np.random.default_rng(seed)
+    a = randn(rng, *lead, k)
+    weight = randn(rng, k, n) if trans_b else randn(rng, n, k)
+    b = weight.T                                  # a non-contiguous view
+    check_kernel("nn.matmul", (a, b), dict(transpose_b=trans_b))
+
+
 @st.composite
 def pool_cases(draw, n):
     pool = tuple(draw(st.integers(1, 3)) for _ in range(n))
