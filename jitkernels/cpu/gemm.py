@@ -101,8 +101,8 @@ dense.into = _dense_into
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False,
            **_):
     """``nn.matmul`` on CPU: a 2-D ``b`` (optionally transposed) times a 2-D ``a`` or the rows
-    of an n-D one (leading dims flattened); a ``b`` that is the transposed view of a
-    contiguous weight is read in place (``x @ w.T``) rather than copied each call."""
+    of an n-D one (leading dims flattened); a ``b`` in either memory order (a transposed
+    weight view, a weight folded to column-major) is read in place, never copied per call."""
     if (not is_float(tensor_a, tensor_b) or tensor_b.ndim != 2 or tensor_a.ndim < 2
             or (transpose_a and tensor_a.ndim != 2)):
         return reference("nn.matmul", (tensor_a, tensor_b),
@@ -111,12 +111,12 @@ def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, tran
     lead = tensor_a.shape[:-1] if not transpose_a else (tensor_a.shape[1],)
     a = np.ascontiguousarray(tensor_a.T if transpose_a else tensor_a).reshape(-1, tensor_b.shape[
         1 if transpose_b else 0])
-    w = tensor_b if transpose_b else tensor_b.T          # (units, depth): out = a @ w.T
-    if not w.flags.c_contiguous:
-        w = np.ascontiguousarray(w)
-    out = np.empty((a.shape[0], w.shape[0]), a.dtype)
-    dense_core(a, w, out)
-    out = out.reshape(tuple(lead) + (w.shape[0],))
+    b = tensor_b.T if transpose_b else tensor_b          # (depth, units), either layout
+    if not _contiguous(b):
+        b = np.ascontiguousarray(b)
+    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    product(a, b, out)
+    out = out.reshape(tuple(lead) + (b.shape[1],))
     return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
 
 
