@@ -1,7 +1,8 @@
 """Model importers (Relax's ``relax.frontend``): ONNX today.
 
-``irlib.frontend.onnx.from_onnx`` imports an ONNX model; this package also defines the errors
-an importer raises:
+``irlib.frontend.onnx.from_onnx`` imports an ONNX model and
+``irlib.frontend.stablehlo.from_stablehlo`` a JAX program's StableHLO (its errors subclass
+the ones below); this package also defines the errors an importer raises:
 
 * :class:`OpNotImplemented` -- the model uses operators (or operator variants) the importer
   cannot map; the message lists every such node at once;
