@@ -1,4 +1,4 @@
-"""Model importers (Relax's ``relax.frontend``): ONNX today.
+"""Model importers (Relax's ``relax.frontend``): ONNX and StableHLO.
 
 ``irlib.frontend.onnx.from_onnx`` imports an ONNX model and
 ``irlib.frontend.stablehlo.from_stablehlo`` a JAX program's StableHLO (its errors subclass
