@@ -183,13 +183,13 @@ class Context:
 
     # -- symbolic integer values (shape computations) -------------------------------------
     def sym_dims(self, expr):
-        """The elements of integer tensor ``expr`` as dims (ints or size-variable
-        expressions) when known at import time, else None."""
+        """The elements of integer tensor ``expr`` (row-major) as dims (ints or
+        size-variable expressions) when known at import time, else None."""
         if expr in self.sym:
             return self.sym[expr]
         value = self.const_value(expr)
-        if value is not None and value.dtype.kind in "iu" and value.ndim <= 1:
-            return [int(v) for v in value.reshape(-1)]
+        if value is not None and value.dtype.kind in "iu" and value.size <= 64:
+            return [int(v) for v in value.reshape(-1)]  # row-major, like set_sym's lists
         return None
 
     def set_sym(self, expr, dims):

@@ -208,6 +208,22 @@ def _sym_scan(x):
     return lax.scan(step, jnp.zeros((x.shape[1], 8), jnp.float32), x)
 
 
+_WA = [np.random.default_rng(9 + k).standard_normal((8, 8)).astype(np.float32) * 0.3
+       for k in range(4)]
+
+
+def _sym_causal_block(x):
+    b, t, d = x.shape
+    split = lambda v: v.reshape(b, t, 2, d // 2).transpose(0, 2, 1, 3)  # noqa: E731
+    q, k, v = split(x @ _WA[0]), split(x @ _WA[1]), split(x @ _WA[2])
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / 2.0
+    scores = jnp.where(jnp.arange(t)[:, None] >= jnp.arange(t)[None, :], scores, -1e9)
+    out = jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(scores, -1), v)
+    out = out.transpose(0, 2, 1, 3).reshape(b, t, d)
+    return ((out - out.mean(-1, keepdims=True)) @ _WA[3], jnp.cumsum(out, axis=1), out[:, -1],
+            jnp.pad(out, ((0, 0), (1, 1), (0, 0))))
+
+
 def _sym_iota(x):
     return x.reshape(x.shape[0] * 8), jnp.arange(x.shape[0]) * 2, x + jnp.arange(x.shape[0])[:, None]
 
@@ -218,11 +234,12 @@ def _sym_iota(x):
     (_sym_conv, ("b", 6, 6, 2), [(2, 6, 6, 2)]),
     (_sym_scan, (5, "b", 8), [(5, 3, 8)]),
     (_sym_iota, ("b", 8), [(3, 8)]),
-], ids=["mlp", "attention", "conv", "scan", "iota"])
+    (_sym_causal_block, ("b", "t", 8), [(2, 5, 8), (1, 3, 8)]),
+], ids=["mlp", "attention", "conv", "scan", "iota", "causal_block_b_t"])
 def test_symbolic_programs(function, spec, shapes):
     from jax import export
-    b, = export.symbolic_shape("b")
-    dims = tuple(b if d == "b" else d for d in spec)
+    b, t = export.symbolic_shape("b, t")
+    dims = tuple({"b": b, "t": t}.get(d, d) for d in spec)
     mod = from_stablehlo(_export_text(function, jax.ShapeDtypeStruct(dims, np.float32)))
     assert size_var("b") in tuple(mod["main"].params[0].type_annotation.shape)
     for index, shape in enumerate(shapes):

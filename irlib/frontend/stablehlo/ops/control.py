@@ -28,6 +28,8 @@ IDENTITY_TARGETS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFu
                               "annotate_device_placement", "mhlo.sharding"})
 #: custom_call targets with no results that checks run-time facts only (dropped).
 DROPPED_TARGETS = frozenset({"shape_assertion"})
+#: custom_call targets that are StableHLO operations with dynamic parameters.
+DYNAMIC_TARGETS = frozenset({"stablehlo.dynamic_reduce_window"})
 
 
 def _loose(ty):
@@ -134,13 +136,14 @@ def _composite(ctx, op, inputs, attrs):
 
 def _check_custom_call(op):
     target = str_value(attributes(op).get("call_target_name"))
-    if target in IDENTITY_TARGETS or target in DROPPED_TARGETS:
+    if target in IDENTITY_TARGETS or target in DROPPED_TARGETS or target in DYNAMIC_TARGETS:
         return None
     return f"target @{target}"
 
 
-@converter("stablehlo.custom_call", maps_to="identity / dropped",
-           note="targets: " + ", ".join(sorted(IDENTITY_TARGETS | DROPPED_TARGETS)),
+@converter("stablehlo.custom_call", maps_to="identity / dropped / reduce_window",
+           note="targets: " + ", ".join(sorted(IDENTITY_TARGETS | DROPPED_TARGETS |
+                                                DYNAMIC_TARGETS)),
            check=_check_custom_call)
 def _custom_call(ctx, op, inputs, attrs):
     target = str_value(attrs.get("call_target_name"))
@@ -148,6 +151,9 @@ def _custom_call(ctx, op, inputs, attrs):
         return []
     if target in IDENTITY_TARGETS:
         return list(inputs)
+    if target == "stablehlo.dynamic_reduce_window":
+        from .reduce import dynamic_reduce_window
+        return dynamic_reduce_window(ctx, op, inputs, ctx.functions)
     raise StableHLOOpNotImplemented(f"custom_call target @{target}", [])
 
 

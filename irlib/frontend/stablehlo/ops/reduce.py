@@ -150,10 +150,16 @@ def _pooling_kind(op, rank):
     """The body kind when a pooling op or a cumulative op implements this reduce_window
     (one operand; add/max/min over at most 3 windowed axes without base dilation, or a
     cumulative add/multiply), else None."""
-    kinds = bodies.pairwise_kinds(op.regions[0], len(op.operands) // 2)
-    if len(op.operands) != 2 or kinds is None or kinds[0] not in ("add", "max", "min", "mul"):
+    return _window_kind(op.regions[0], len(op.operands) // 2, *_window_attrs(op, rank))
+
+
+def _window_kind(region, count, window, strides, base, dilations, padding):
+    """:func:`_pooling_kind` of a body ``region`` over ``count`` operands and window
+    parameters (dims may be symbolic)."""
+    rank = len(window)
+    kinds = bodies.pairwise_kinds(region, count)
+    if count != 1 or kinds is None or kinds[0] not in ("add", "max", "min", "mul"):
         return None
-    window, strides, base, dilations, padding = _window_attrs(op, rank)
     if any(b != 1 for b in base):
         return None
     windowed = [a for a in range(rank) if window[a] != 1 or strides[a] != 1 or
@@ -189,15 +195,21 @@ def _is_cumulative(window, strides, dilations, padding, windowed):
                 "(and base dilation) unrolled over the window positions",
            check=_check_reduce_window)
 def _reduce_window(ctx, op, inputs, attrs):
+    rank = ctx.ndim(inputs[0])
+    return reduce_window(ctx, op.regions[0], inputs, *_window_attrs(op, rank))
+
+
+def reduce_window(ctx, region, inputs, window, strides, base, dilations, padding):
+    """StableHLO ``reduce_window`` of ``inputs`` (operands then init values) with body
+    ``region`` and the window parameters (lists per axis; ``padding`` as ``(low, high)``
+    pairs; a cumulative window may have symbolic dims)."""
     count = len(inputs) // 2
     rank = ctx.ndim(inputs[0])
-    window, strides, base, dilations, padding = _window_attrs(op, rank)
-    kind = _pooling_kind(op, rank)
+    kind = _window_kind(region, count, window, strides, base, dilations, padding)
     if kind is None or (kind == "mul" and not _cumulative_over_axis(
             ctx, inputs[0], window, strides, dilations, padding)):
-        return generic.reduce_window_unrolled(ctx, op.regions[0], inputs[:count],
-                                              inputs[count:], window, strides, base,
-                                              dilations, padding)
+        return generic.reduce_window_unrolled(ctx, region, inputs[:count], inputs[count:],
+                                              window, strides, base, dilations, padding)
     x, init = inputs
     windowed = [a for a in range(rank) if window[a] != 1 or strides[a] != 1 or
                 padding[a] != (0, 0)]
@@ -222,6 +234,9 @@ def _reduce_window(ctx, op, inputs, attrs):
                       dilation=[dilations[a] for a in windowed],
                       padding=[padding[a][0] for a in windowed] +
                               [padding[a][1] for a in windowed])
+    if any(not isinstance(v, (int, np.integer)) for v in pool_attrs["pool_size"] +
+           pool_attrs["strides"] + pool_attrs["padding"]):
+        raise StableHLOOpNotImplemented("a pooling window of symbolic size", [])
     if kind in ("max", "min"):
         out = ctx.emit(f"nn.max_pool{nsp}d", data, **pool_attrs)
         if kind == "min":
@@ -290,3 +305,25 @@ def _select_and_scatter(ctx, op, inputs, attrs):
         total = part if total is None else ctx.emit("add", total, part)
     total = slice_axes(ctx, total, lows, [p - hi for p, hi in zip(padded_shape, highs)])
     return _combine(ctx, "add", total, init)
+
+
+# -- jax.export: reduce_window with window parameters computed from symbolic dims -----------
+def dynamic_reduce_window(ctx, op, inputs, functions):
+    """The ``stablehlo.dynamic_reduce_window`` custom call (what ``jnp.cumsum`` over a
+    symbolic axis lowers to): operands, init values, then window dimensions, strides, base
+    dilations, window dilations and padding as tensors known from the argument shapes; the
+    body is the called computation."""
+    from ..mlir import attributes, cast
+    count = (len(inputs) - 5) // 2
+    params = [ctx.sym_dims(v) for v in inputs[2 * count:]]
+    if any(p is None for p in params):
+        raise StableHLOOpNotImplemented("window parameters not known at import time", [])
+    window, strides, base, dilations, flat = params
+    padding = [(flat[2 * i], flat[2 * i + 1]) for i in range(len(window))]
+    called = cast(attributes(op).get("called_computations"), "ArrayAttr")
+    name = cast(called[0], "FlatSymbolRefAttr").value if called is not None and len(called) \
+        else None
+    if name not in functions:
+        raise StableHLOOpNotImplemented("a dynamic_reduce_window without its body", [])
+    return reduce_window(ctx, functions[name].regions[0], inputs[:2 * count], window, strides,
+                         base, dilations, padding)
