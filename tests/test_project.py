@@ -37,7 +37,7 @@ def test_irlib_does_not_import_runtime_packages():
 
 
 def test_cli_help_lists_commands(capsys):
-    from irlib.cli import main
+    from interp.cli import main
     assert main([]) == 0
     assert "run" in capsys.readouterr().out
 
@@ -58,14 +58,14 @@ def test_irlib_run_end_to_end_in_a_subprocess(tmp_path):
 
 
 def test_irlib_run_default_model_is_resnet18(capsys):
-    from irlib.cli import main
+    from interp.cli import main
     assert main(["run", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "irlib run resnet18" in out and "output: shape=(1, 1000)" in out
 
 
 def test_cli_rejects_unknown_model(capsys):
-    from irlib.cli import main
+    from interp.cli import main
     assert main(["run", "no_such_model"]) != 0
     assert "unknown model" in capsys.readouterr().err
 
@@ -92,7 +92,7 @@ def test_doc_code_blocks_run(block):
 
 
 def test_irlib_run_on_a_text_format_file(tmp_path, capsys):
-    from irlib.cli import main
+    from interp.cli import main
     program = tmp_path / "model.rly"
     program.write_text('#[version = "0.0.5"]\n'
                        'def @main(%x: Tensor[(1, 4), float32]) {\n'
@@ -104,7 +104,7 @@ def test_irlib_run_on_a_text_format_file(tmp_path, capsys):
 
 
 def test_irlib_run_reports_a_parse_error_with_its_location(tmp_path, capsys):
-    from irlib.cli import main
+    from interp.cli import main
     program = tmp_path / "bad.rly"
     program.write_text('#[version = "0.0.5"]\ndef @main(%x) { add(%x, ) }\n')
     assert main(["run", str(program)]) == 1
@@ -142,7 +142,7 @@ def _small_onnx_classifier(path):
 def test_irlib_run_on_an_onnx_file_matches_onnxruntime(tmp_path, capsys, target):
     import numpy as np
     import onnxruntime
-    from irlib.cli import main
+    from interp.cli import main
     model = tmp_path / "small.onnx"
     _small_onnx_classifier(str(model))
     image = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype("float32")

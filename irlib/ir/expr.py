@@ -85,6 +85,12 @@ class Node:
 class Expr(Node):
     """Base class of expressions."""
 
+    def show(self, params=None):
+        """The dataflow graph of this expression (a ``GraphView``: SVG in a notebook, text
+        listing elsewhere); ``params`` names the weights drawn folded (irlib.visualize)."""
+        from ..visualize import show
+        return show(self, params)
+
     # -- operator overloading (Relay's ExprWithOp) -----------------------------------------
     def _binary(self, other, op_name: str, reflected: bool = False):
         if not isinstance(other, Expr):

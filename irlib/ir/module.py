@@ -311,6 +311,12 @@ class IRModule:
         from ..text.printer import pretty_print
         return pretty_print(self)
 
+    def show(self, params=None, name: str = "main"):
+        """The dataflow graph of function ``name`` (a ``GraphView``: SVG in a notebook, text
+        listing elsewhere); ``params`` names the weights drawn folded (irlib.visualize)."""
+        from ..visualize import show
+        return show(self, params, name)
+
     def __repr__(self) -> str:
         names = ", ".join(g.name_hint for g in self.get_global_vars())
         return f"IRModule([{names}])"

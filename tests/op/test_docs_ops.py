@@ -5,7 +5,7 @@ from __future__ import annotations
 import pathlib
 
 import irlib
-from irlib import cli
+from interp import cli
 from irlib.op import docgen
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "ops.md"
