@@ -343,7 +343,7 @@ def _graph_json(lowered, lib: Library) -> tuple:
     if unit:
         memory["at_sizes"] = dict(sorted(unit.items()))
     text = graph_json_dumps(graph)
-    check_symbolic_graph(text, lib)
+    check_symbolic_graph(text)
     return text, memory
 
 

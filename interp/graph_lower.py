@@ -36,7 +36,7 @@ _MAX_NAME = 80
 
 class GraphUnsupportedError(IRError):
     """A program uses something the graph executor cannot run (control flow, closures,
-    ADTs, references, dynamic shapes, non-tensor inputs)."""
+    ADTs, references, ``Any`` dims, a size variable no input binds, non-tensor inputs)."""
 
 
 @dataclass

@@ -101,13 +101,12 @@ class _Layout:
         self.binder = SizeBinder(input_names, input_dims, size_params, self.names)
 
 
-def check_symbolic_graph(graph_json: str, lib=None) -> None:
+def check_symbolic_graph(graph_json: str) -> None:
     """Check at build time that a symbolic graph can run: every size variable is bound by
     an input (a plain dim of an input's shape, or a ``size_params`` input).
 
     Args:
         graph_json: the graph JSON.
-        lib: unused (kept for a later check of the functions' size arguments).
 
     Raises:
         GraphUnsupportedError: naming the variables no input binds (``create_executor``
