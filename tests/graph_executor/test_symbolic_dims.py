@@ -499,3 +499,19 @@ def test_hand_written_kernels_do_not_recompile_per_size(attention):
     for n, c in [(1, 9), (2, 31), (5, 3), (1, 64), (4, 0)]:
         step(n, c)
     assert _kernel_signature_count() == before
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_full_and_broadcast_to_take_symbolic_shapes(target):
+    m = size_var("m")
+    total = irlib.var("m", shape=(), dtype="int64")
+    row = irlib.var("row", shape=(4,), dtype=F32)
+    filled = irlib.full(irlib.const(2.5, F32), (m, 4), F32)
+    spread = irlib.broadcast_to(row, (m, 4))
+    body = irlib.Tuple([filled, irlib.multiply(spread, irlib.const(3.0, F32))])
+    gmod, _ = _gmod(_module([total, row], body, {"size_params": ["m"]}), target=target)
+    vector = np.arange(4, dtype=F32)
+    for size in (1, 3, 0, 6):
+        got_full, got_spread = _run(gmod, m=size, row=vector)
+        np.testing.assert_array_equal(got_full, np.full((size, 4), 2.5, F32))
+        np.testing.assert_array_equal(got_spread, np.broadcast_to(vector * 3, (size, 4)))
