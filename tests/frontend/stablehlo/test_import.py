@@ -224,6 +224,11 @@ def _sym_causal_block(x):
             jnp.pad(out, ((0, 0), (1, 1), (0, 0))))
 
 
+def _sym_conv_spatial(x):
+    y = lax.conv_general_dilated(x, _K, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.nn.relu(y).mean(axis=(1, 2)), jnp.pad(x, ((0, 0), (1, 2), (0, 0), (0, 0)))
+
+
 def _sym_iota(x):
     return x.reshape(x.shape[0] * 8), jnp.arange(x.shape[0]) * 2, x + jnp.arange(x.shape[0])[:, None]
 
@@ -235,13 +240,15 @@ def _sym_iota(x):
     (_sym_scan, (5, "b", 8), [(5, 3, 8)]),
     (_sym_iota, ("b", 8), [(3, 8)]),
     (_sym_causal_block, ("b", "t", 8), [(2, 5, 8), (1, 3, 8)]),
-], ids=["mlp", "attention", "conv", "scan", "iota", "causal_block_b_t"])
+    (_sym_conv_spatial, (2, "h", "w", 2), [(2, 6, 5, 2)]),
+], ids=["mlp", "attention", "conv", "scan", "iota", "causal_block_b_t", "conv_h_w"])
 def test_symbolic_programs(function, spec, shapes):
     from jax import export
-    b, t = export.symbolic_shape("b, t")
-    dims = tuple({"b": b, "t": t}.get(d, d) for d in spec)
+    symbols = dict(zip("bthw", export.symbolic_shape("b, t, h, w")))
+    dims = tuple(symbols.get(d, d) for d in spec)
     mod = from_stablehlo(_export_text(function, jax.ShapeDtypeStruct(dims, np.float32)))
-    assert size_var("b") in tuple(mod["main"].params[0].type_annotation.shape)
+    declared = tuple(mod["main"].params[0].type_annotation.shape)
+    assert declared == tuple(size_var(d) if isinstance(d, str) else d for d in spec)
     for index, shape in enumerate(shapes):
         x = _rand(index, shape)
         want = [np.asarray(v) for v in jax.tree_util.tree_leaves(jax.jit(function)(x))]
