@@ -1,7 +1,8 @@
 """Text-format spelling of types (used by ``str(type)``, the printer and error messages).
 
-Types are shallow in practice (a few levels), so this printer recurses; expression printing,
-which must cope with 100,000-deep programs, lives in :mod:`irlib.text.printer`.
+The type printer walks an explicit work stack, so a type nested thousands deep (a tuple of a
+tuple of ...) prints in time linear in its size; expression printing lives in
+:mod:`irlib.text.printer`.
 """
 
 from __future__ import annotations
@@ -24,41 +25,62 @@ def type_to_text(ty, type_var_names=None) -> str:
             to keep distinct type variables apart).
     """
     names = type_var_names or {}
+    # An explicit work stack (no Python recursion: a tuple type nested 5,000 deep prints):
+    # each item is either a string to emit or a type to expand into further items, pushed in
+    # reverse so they pop in reading order.
+    out: list = []
+    stack: list = [ty]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        stack.extend(reversed(_expand(item, names)))
+    return "".join(out)
 
-    def go(t) -> str:
-        if isinstance(t, T.TensorType):
-            if not t.shape:
-                return t.dtype
-            return f"Tensor[{shape_to_text(t.shape)}, {t.dtype}]"
-        if isinstance(t, T.TupleType):
-            if len(t.fields) == 1:
-                return f"({go(t.fields[0])},)"
-            return "(" + ", ".join(go(f) for f in t.fields) + ")"
-        if isinstance(t, T.FuncType):
-            params = ""
-            if t.type_params:
-                params = "[" + ", ".join(go(p) for p in t.type_params) + "]"
-            args = ", ".join(go(a) for a in t.arg_types)
-            return f"fn {params}({args}) -> {go(t.ret_type)}"
-        if isinstance(t, T.TypeVar):
-            return names.get(t, t.name_hint)
-        if isinstance(t, T.GlobalTypeVar):
-            return t.name_hint
-        if isinstance(t, T.TypeCall):
-            if not t.args:
-                return go(t.func)
-            return f"{go(t.func)}[" + ", ".join(go(a) for a in t.args) + "]"
-        if isinstance(t, T.RefType):
-            return f"ref({go(t.value)})"
-        if isinstance(t, T.IncompleteType):
-            return "_"
-        if isinstance(t, T.TypeData):
-            return type_data_to_text(t, names)
-        if isinstance(t, T.TypeRelation):
-            return f"{getattr(t.func, '__name__', t.func)}(" + ", ".join(go(a) for a in t.args) + ")"
-        return repr(t)
 
-    return go(ty)
+def _joined(items, sep: str = ", ") -> list:
+    """``items`` interleaved with ``sep`` (a list of types and strings)."""
+    parts: list = []
+    for i, item in enumerate(items):
+        if i:
+            parts.append(sep)
+        parts.append(item)
+    return parts
+
+
+def _expand(t, names) -> list:
+    """One level of ``t``'s spelling: strings to emit and child types to expand in order."""
+    if isinstance(t, T.TensorType):
+        if not t.shape:
+            return [t.dtype]
+        return [f"Tensor[{shape_to_text(t.shape)}, {t.dtype}]"]
+    if isinstance(t, T.TupleType):
+        if len(t.fields) == 1:
+            return ["(", t.fields[0], ",)"]
+        return ["(", *_joined(t.fields), ")"]
+    if isinstance(t, T.FuncType):
+        parts: list = ["fn "]
+        if t.type_params:
+            parts += ["[", *_joined(t.type_params), "]"]
+        return parts + ["(", *_joined(t.arg_types), ") -> ", t.ret_type]
+    if isinstance(t, T.TypeVar):
+        return [names.get(t, t.name_hint)]
+    if isinstance(t, T.GlobalTypeVar):
+        return [t.name_hint]
+    if isinstance(t, T.TypeCall):
+        if not t.args:
+            return [t.func]
+        return [t.func, "[", *_joined(t.args), "]"]
+    if isinstance(t, T.RefType):
+        return ["ref(", t.value, ")"]
+    if isinstance(t, T.IncompleteType):
+        return ["_"]
+    if isinstance(t, T.TypeData):
+        return [type_data_to_text(t, names)]
+    if isinstance(t, T.TypeRelation):
+        return [f"{getattr(t.func, '__name__', t.func)}(", *_joined(t.args), ")"]
+    return [repr(t)]
 
 
 def type_data_to_text(data, type_var_names=None, indent: str = "  ") -> str:

@@ -15,7 +15,8 @@ nodes are written inline and in which scope every other node gets its ``%n = ...
 Then one explicit-stack emitter produces the text: the stack holds text fragments, line and
 indentation marks, and ``(method, argument)`` actions that push further items when they run.
 Nothing recurses, so 100,000-deep let chains, call chains and constructor values print in
-linear time. Numbers ``%n`` are handed out when a binding's value is complete (so a
+linear time; indentation stops growing after ``MAX_INDENT_LEVELS`` levels, so deeply nested
+blocks (``if`` in ``if`` ...) also print in linear size. Numbers ``%n`` are handed out when a binding's value is complete (so a
 function's inner bindings are numbered before the function, as in Relay); the binding line
 holds a slot that is filled in then.
 """
@@ -37,6 +38,10 @@ from .meta import MetaTable
 from .names import NameTable, sanitize_type_var_name, sanitize_var_name
 
 VERSION_HEADER = '#[version = "0.0.5"]'
+# Blocks nested deeper than this many levels are printed at this indentation (whitespace is
+# not significant in the text format): the output of an ``if`` nested 200,000 deep stays
+# linear in the program's size instead of quadratic.
+MAX_INDENT_LEVELS = 32
 META_OMITTED = "// meta data omitted. you can use show_meta_data=True to include meta data"
 
 __all__ = ["astext", "pretty_print", "VERSION_HEADER"]
@@ -207,7 +212,8 @@ class _Printer:
     def _take_text(self) -> str:
         if self.fragments:
             self.lines.append((self.line_indent, self.fragments))
-        text = "\n".join("  " * indent + "".join(f if type(f) is str else f[0] for f in frags)
+        text = "\n".join("  " * min(indent, MAX_INDENT_LEVELS)
+                         + "".join(f if type(f) is str else f[0] for f in frags)
                          for indent, frags in self.lines)
         self.lines, self.fragments = [], []
         self.indent = self.line_indent = 0

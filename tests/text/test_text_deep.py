@@ -64,6 +64,12 @@ def test_node_shared_across_100k_nested_let_scopes_is_bound_once_at_the_top():
     assert str(expr) == "\n".join(expected)
 
 
+def pad(level):
+    """The printer's indentation of a block ``level`` deep (capped: output stays linear)."""
+    from irlib.text.printer import MAX_INDENT_LEVELS
+    return "  " * min(level, MAX_INDENT_LEVELS)
+
+
 def test_if_nesting_deeper_than_the_recursion_limit():
     depth = 1500
     c, x = var("c", "bool"), var("x", "float32")
@@ -71,10 +77,10 @@ def test_if_nesting_deeper_than_the_recursion_limit():
     for _ in range(depth):
         expr = If(c, expr, x)
     expected = ["free_var %c: bool;", "free_var %x: float32;"]
-    expected += ["  " * level + "if (%c) {" for level in range(depth)]
-    expected.append("  " * depth + "%x")
+    expected += [pad(level) + "if (%c) {" for level in range(depth)]
+    expected.append(pad(depth) + "%x")
     for level in range(depth - 1, -1, -1):
-        expected += ["  " * level + "} else {", "  " * (level + 1) + "%x", "  " * level + "}"]
+        expected += [pad(level) + "} else {", pad(level + 1) + "%x", pad(level) + "}"]
     assert str(expr) == "\n".join(expected)
 
 
@@ -84,6 +90,6 @@ def test_function_nesting_deeper_than_the_recursion_limit():
     for _ in range(depth):
         expr = irlib.Function([], expr)
     lines = str(expr).split("\n")
-    assert lines[0] == "fn () {" and lines[depth - 1] == "  " * (depth - 1) + "fn () {"
-    assert lines[depth] == "  " * depth + "1"
+    assert lines[0] == "fn () {" and lines[depth - 1] == pad(depth - 1) + "fn () {"
+    assert lines[depth] == pad(depth) + "1"
     assert lines[-1] == "}" and len(lines) == 2 * depth + 1
