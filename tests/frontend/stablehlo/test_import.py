@@ -230,7 +230,8 @@ def _sym_conv_spatial(x):
 
 
 def _sym_iota(x):
-    return x.reshape(x.shape[0] * 8), jnp.arange(x.shape[0]) * 2, x + jnp.arange(x.shape[0])[:, None]
+    ramp = jnp.arange(x.shape[0])
+    return x.reshape(x.shape[0] * 8), ramp * 2, x + ramp[:, None]
 
 
 @pytest.mark.parametrize("function, spec, shapes", [

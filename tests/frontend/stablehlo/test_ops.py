@@ -239,8 +239,12 @@ def test_batch_norm_inference_and_infinity_tests():
     from ._helpers import run
     text = """
     func.func public @main(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>,
-                           %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xi1>) {
-      %0 = "stablehlo.batch_norm_inference"(%x, %s, %o, %m, %v) {epsilon = 1.0e-3 : f32, feature_index = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+                           %m: tensor<3xf32>, %v: tensor<3xf32>)
+        -> (tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xi1>) {
+      %0 = "stablehlo.batch_norm_inference"(%x, %s, %o, %m, %v)
+             {epsilon = 1.0e-3 : f32, feature_index = 1 : i64}
+             : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+             -> tensor<2x3x4xf32>
       %1 = chlo.is_pos_inf %x : tensor<2x3x4xf32> -> tensor<2x3x4xi1>
       %2 = chlo.is_inf %x : tensor<2x3x4xf32> -> tensor<2x3x4xi1>
       return %0, %1, %2 : tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xi1>
