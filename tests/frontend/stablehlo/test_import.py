@@ -290,3 +290,15 @@ def test_if_tuple_and_barrier_written_by_hand():
         np.testing.assert_allclose(got[0], chosen, rtol=1e-6)
         np.testing.assert_allclose(got[1], chosen @ w, rtol=1e-5)
         np.testing.assert_allclose(got[2], np.broadcast_to(x, (4, 2, 3)), rtol=1e-6)
+
+
+def test_imported_module_prints_and_parses_back():
+    import irlib
+    x = _rand(0, (3, 4))
+
+    def f(x):
+        loop = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1]
+        return jnp.argmax(x @ x.T, 1), jnp.sort(x, 0), loop, x[np.array([2, 0])]
+    mod = irlib.transform.InferType()(from_stablehlo(lower(f, x)))
+    back = irlib.transform.InferType()(irlib.parse(mod.astext()))
+    assert irlib.structural_equal(mod["main"], back["main"])
