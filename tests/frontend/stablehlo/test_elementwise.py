@@ -80,7 +80,8 @@ def test_integer_arithmetic_and_logic(shape, seed):
         return (a // b, lax.div(a, b), lax.rem(a, b), a & b, a | b, a ^ b, ~a,
                 (a > 0) & (b > 0), (a > 0) | (b < 0), jnp.logical_not(a > 0),
                 lax.shift_left(a, 2), lax.shift_right_arithmetic(a, 1), jnp.abs(a), -a,
-                jnp.maximum(a, b), jnp.sign(a))
+                jnp.maximum(a, b), jnp.sign(a), lax.population_count(a), lax.clz(a),
+                lax.population_count(a.astype(jnp.uint8)), lax.clz(b.astype(jnp.int16)))
     check(f, a, b, executors=("debug",))
 
 

@@ -85,3 +85,33 @@ def _next_after(ctx, op, inputs, attrs):
     result = ctx.emit("where", ctx.emit("equal", x, y), y, result)
     is_nan = ctx.emit("logical_or", ctx.emit("isnan", x), ctx.emit("isnan", y))
     return ctx.emit("where", is_nan, ctx.emit("add", x, y), result)
+
+
+def _bit_terms(ctx, x, term):
+    """``sum(term(unsigned(x) >> k) for k in range(bits))`` cast back to ``x``'s dtype."""
+    dtype = ctx.dtype(x)
+    unsigned = _UNSIGNED.get(dtype, dtype)
+    bits = np.dtype(unsigned).itemsize * 8
+    u = ctx.cast(x, unsigned)
+    total = None
+    for k in range(bits):
+        shifted = ctx.emit("right_shift", u, ctx.scalar(k, unsigned)) if k else u
+        value = ctx.cast(term(shifted, unsigned), dtype)
+        total = value if total is None else ctx.emit("add", total, value)
+    return total, bits
+
+
+@converter("stablehlo.popcnt", maps_to="right_shift, bitwise_and, add",
+           note="one term per bit of the (unsigned) integer")
+def _popcnt(ctx, op, inputs, attrs):
+    total, _ = _bit_terms(ctx, inputs[0], lambda s, u: ctx.emit(
+        "bitwise_and", s, ctx.scalar(1, u)))
+    return total
+
+
+@converter("stablehlo.count_leading_zeros", maps_to="right_shift, not_equal, add",
+           note="the width minus the bit length")
+def _count_leading_zeros(ctx, op, inputs, attrs):
+    length, bits = _bit_terms(ctx, inputs[0], lambda s, u: ctx.emit(
+        "not_equal", s, ctx.scalar(0, u)))
+    return ctx.emit("subtract", ctx.scalar(bits, ctx.dtype(inputs[0])), length)
