@@ -1,0 +1,1 @@
+"""Tests of the ``irlib`` command line (interp.cli)."""
