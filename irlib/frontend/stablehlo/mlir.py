@@ -156,7 +156,7 @@ def dense_value(attr, mlir_type) -> np.ndarray:
         if dense.is_splat:
             value = ir.FloatAttr(dense.get_splat_value()).value
             return np.full(shape, value, dtype=ml_dtypes.bfloat16)
-        raise StableHLOOpNotImplemented("non-splat bfloat16 constants are not supported", [])
+        return _bfloat16_bits(attr, mlir_type, shape).view(ml_dtypes.bfloat16)
     try:
         array = np.array(attr)
     except Exception as error:  # the bindings refuse complex and other element types
@@ -165,6 +165,25 @@ def dense_value(attr, mlir_type) -> np.ndarray:
     if array.shape != shape:
         array = np.broadcast_to(array.reshape(()) if array.size == 1 else array, shape)
     return np.array(array, dtype=dtype, order="C")
+
+
+def _bfloat16_bits(attr, mlir_type, shape) -> np.ndarray:
+    """The bit patterns (int16) of a non-splat bfloat16 constant, which the bindings cannot
+    hand over as an array: StableHLO's own reference interpreter (``eval_module``) evaluates
+    a ``bitcast_convert`` of it to i16."""
+    ir, stablehlo = bindings()
+    bits_type = "tensor<" + "".join(f"{d}x" for d in shape) + "i16>"
+    text = (f"func.func @main() -> {bits_type} {{\n"
+            f"  %0 = stablehlo.constant {attr}\n"
+            f"  %1 = stablehlo.bitcast_convert %0 : ({mlir_type}) -> {bits_type}\n"
+            f"  return %1 : {bits_type}\n}}")
+    try:
+        with context():
+            result = stablehlo.eval_module(ir.Module.parse(text), [])
+        return np.array(result[0], dtype=np.int16).reshape(shape)
+    except Exception as error:  # the bindings raise their own error types
+        raise StableHLOOpNotImplemented(f"cannot read the bfloat16 constant: {error}",
+                                        []) from error
 
 
 def attributes(op) -> dict:

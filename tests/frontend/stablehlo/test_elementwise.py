@@ -107,9 +107,12 @@ def test_constants_of_many_dtypes():
     check(f, _rand(0, (2, 3)), executors=("debug",))
 
 
-def test_bfloat16_splat_constant():
-    check(lambda x: (x.astype(jnp.bfloat16) * jnp.bfloat16(2)).astype(jnp.float32),
-          _rand(3, (2, 3)), executors=("debug",))
+def test_bfloat16_constants():
+    """Splat and non-splat bfloat16 constants (mixed-precision weights)."""
+    w = _rand(4, (3, 4))
+    check(lambda x: ((x.astype(jnp.bfloat16) * jnp.bfloat16(2)).astype(jnp.float32),
+                     x.astype(jnp.bfloat16) @ jnp.asarray(w, jnp.bfloat16)),
+          _rand(3, (2, 3)), rtol=1e-2, atol=1e-2, executors=("debug",))
 
 
 @settings(max_examples=6, deadline=None)
