@@ -19,6 +19,8 @@ how to fix it. Internal ``KeyError``/``IndexError`` must never escape the public
      ├── OpImplError                                 an op's reference implementation failed
      ├── UnsupportedOpError                          an importer met an op it cannot map
      ├── ParamsFormatError                           a params blob is corrupt
+     ├── TensorTooLargeError                         a tensor over the size limit would be
+     │                                               materialised (irlib.limits)
      ├── UnknownNameError     (also a LookupError)  a module has no global/type/ctor by that name
      └── UntypedError         (also a ValueError)   ``checked_type`` read before inference
 """
@@ -156,6 +158,21 @@ class UnsupportedOpError(IRError):
 
 class ParamsFormatError(IRError):
     """A serialized parameter blob is corrupt or of an unknown version."""
+
+
+class TensorTooLargeError(IRError):
+    """A tensor larger than the configured limit would be materialised at import or compile
+    time (see :mod:`irlib.limits`); raised before numpy allocates.
+
+    Attributes:
+        size: the tensor's size in bytes.
+        limit: the limit in bytes.
+    """
+
+    def __init__(self, message: str, size: int | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
 
 
 class UnknownNameError(IRError, LookupError):
