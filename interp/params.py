@@ -180,6 +180,11 @@ def _read_array(reader: _Reader, name: str) -> np.ndarray:
     shape = reader.unpack(f"{ndim}q", f"shape of array {name!r}")
     if any(d < 0 for d in shape):
         raise ParamsFormatError(f"corrupt params blob: {where} has shape {shape}")
+    if int(np.prod([max(d, 1) for d in shape], dtype=object)) * max(bits // 8, 1) >= 2 ** 62:
+        # numpy cannot even describe such an array (an empty one included: a 0 dim beside a
+        # 2**62 dim makes reshape raise ValueError 'array is too big')
+        raise ParamsFormatError(f"corrupt params blob: {where} has shape {shape}, too large "
+                                f"for any array")
     size_offset = reader.offset
     size, = reader.unpack("q", f"data size of array {name!r}")
     expected = int(np.prod(shape, dtype=object)) * ((bits + 7) // 8)

@@ -27,7 +27,8 @@ from ..errors import IRError
 from ..ir import expr as E
 from ..ir.dim_binding import has_symbolic_attrs
 from ..ir.module import IRModule
-from ..ir.types import TensorType
+from ..ir.types import TensorType, TupleType
+from ..limits import check_type_size
 from ..op import registry
 from ._rewrite import LetMutator, is_primitive, known_type, map_functions
 from .dead_code import may_have_effect
@@ -101,6 +102,7 @@ class _Fold(LetMutator):
             return node
         if has_symbolic_attrs(node.attrs):
             return node   # e.g. full(1f, shape=[n, n]): its size is known only at run time
+        _check_result_size(op.name, node)
         try:
             result = registry.evaluate(op.name, [_value(a) for a in node.args], node.attrs)
         except IRError:
@@ -115,6 +117,31 @@ class _Fold(LetMutator):
         if node.op.name == "shape_of":
             return E.Constant(np.array(shape, dtype=dtype), span=node.span)
         return E.Constant(np.array(int(np.prod(shape)), dtype=dtype), span=node.span)
+
+
+def _check_result_size(op_name, node) -> None:
+    """Raise TensorTooLargeError before evaluating a call whose result is over the limit of
+    :mod:`irlib.limits` (the result type comes from the op's relation on the constants)."""
+    op_def = registry.get_def(op_name)
+    if op_def.type_rel is None:
+        return
+    arg_types = []
+    for arg in node.args:
+        if isinstance(arg, E.Tuple):
+            arg_types.append(TupleType([_constant_type(f) for f in arg.fields]))
+        else:
+            arg_types.append(_constant_type(arg))
+    try:
+        ty = op_def.type_rel(arg_types, node.attrs)
+    except Exception:  # noqa: BLE001 - an ill-typed call is reported by evaluation/inference
+        return
+    if ty is not None:
+        check_type_size(ty, f"FoldConstant of {op_name}")
+
+
+def _constant_type(const):
+    array = const.data.numpy()
+    return TensorType(array.shape, "string" if array.dtype.kind in "USO" else str(array.dtype))
 
 
 def _to_expr(value, node):

@@ -55,10 +55,30 @@ def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
         OpNotImplemented: listing every node whose op type has no converter (or the first
             node using an unsupported variant of a supported op).
         ModelFormatError: when the model cannot be loaded or fails ``onnx.checker``.
-        ConversionError: when a node fails to convert (names the node).
+        ConversionError: when a node fails to convert (names the node), or for any other
+            failure inside the importer: no exception other than these (all
+            :class:`irlib.errors.IRError` subclasses) leaves ``from_onnx``. Malformed
+            initializer data (larger than its dims, an unknown ``data_type``) and names that
+            are not UTF-8 are ModelFormatError.
     """
     from . import importer, ops  # noqa: F401  (ops registers the converters)
+    from ...errors import IRError
     proto = importer.load_model(model)
+    try:
+        return _import(importer, proto, shape_dict, dtype_dict, opset, keep_params_in_input,
+                       sanitize_input_names)
+    except IRError:
+        raise
+    except RecursionError as error:
+        raise ConversionError(f"the model is nested too deeply to import: {error}") from error
+    except Exception as error:  # the last guard: no foreign exception leaves from_onnx
+        raise ConversionError(f"cannot import the model: {type(error).__name__}: "
+                              f"{error}") from error
+
+
+def _import(importer, proto, shape_dict, dtype_dict, opset, keep_params_in_input,
+            sanitize_input_names):
+    """The steps of :func:`from_onnx` after loading: op scan, checker, conversion."""
     versions = importer.opset_map(proto, opset)
     missing = importer.find_unsupported(proto, versions)
     if missing:

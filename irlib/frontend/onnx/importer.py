@@ -17,8 +17,9 @@ import re
 
 import numpy as np
 
-from ...errors import IRError
+from ...errors import IRError, TensorTooLargeError
 from ...ir import expr as E
+from ...limits import check_type_size
 from ...ir.dims import Any, AnyDim, size_var
 from ...ir.module import IRModule
 from ...ir.types import TensorType, TupleType
@@ -101,6 +102,28 @@ def check_model(model) -> None:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as error:
         raise ModelFormatError(f"malformed ONNX model: {error}") from error
+    except Exception as error:  # UnicodeDecodeError for names that are not UTF-8, ...
+        raise ModelFormatError(f"malformed ONNX model: the checker failed with "
+                               f"{type(error).__name__}: {error}") from error
+
+
+def tensor_array(tensor, where: str):
+    """The numpy array of ONNX ``TensorProto`` ``tensor`` (an initializer or attribute).
+
+    Args:
+        tensor: the ``TensorProto``.
+        where: what holds it, for the message (``"initializer 'w'"``).
+
+    Raises:
+        ModelFormatError: when the data disagrees with its dims or its element type is
+            unknown (``onnx.numpy_helper`` raises ValueError/KeyError/TypeError for these).
+    """
+    from onnx import numpy_helper
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as error:
+        raise ModelFormatError(f"{where}: malformed tensor data ({type(error).__name__}: "
+                               f"{error})") from error
 
 
 def iter_nodes(graph):
@@ -147,11 +170,10 @@ def attribute_values(node) -> dict:
     """The node's attributes decoded: ints/floats/strings (str), lists, tensors as numpy
     arrays, graphs kept as ``GraphProto``."""
     import onnx
-    from onnx import numpy_helper
     values = {}
     for attribute in node.attribute:
         if attribute.type == onnx.AttributeProto.TENSOR:
-            values[attribute.name] = numpy_helper.to_array(attribute.t)
+            values[attribute.name] = tensor_array(attribute.t, f"attribute {attribute.name!r}")
         elif attribute.type == onnx.AttributeProto.GRAPH:
             values[attribute.name] = attribute.g
         else:
@@ -254,6 +276,7 @@ class GraphContext:
             raise ConversionError(f"cannot infer the type of {op_name}")
         self.set_type(call, ty)
         if op_name not in _NO_FOLD and op_def.impl is not None and _all_constant(args):
+            check_type_size(ty, op_name)   # before numpy allocates the folded result
             inputs = [_constant_value(arg) for arg in args]
             result = op_registry.evaluate(op_name, inputs, call.attrs)
             if isinstance(result, tuple):
@@ -386,13 +409,12 @@ class Importer:
     # -- the walk ------------------------------------------------------------------------
     def run(self):
         """Convert the model; returns ``(mod, params)``."""
-        from onnx import numpy_helper
         graph = self.model.graph
         context = GraphContext(self)
         params = {}
         param_vars = []
         for init in graph.initializer:
-            array = numpy_helper.to_array(init)
+            array = tensor_array(init, f"initializer {init.name!r}")
             params[init.name] = NDArray(np.ascontiguousarray(array))
             if self.keep_params_in_input:
                 var = E.Var(self._var_name(init.name),
@@ -405,8 +427,14 @@ class Importer:
         for value_info in graph.input:
             if value_info.name in params:
                 continue
-            var = E.Var(self._var_name(value_info.name),
-                        self.value_type(value_info.type, value_info.name))
+            try:
+                var = E.Var(self._var_name(value_info.name),
+                            self.value_type(value_info.type, value_info.name))
+            except IRError:
+                raise
+            except Exception as error:  # e.g. a dtype irlib's tensors cannot carry
+                raise ConversionError(f"graph input {value_info.name!r}: "
+                                      f"{type(error).__name__}: {error}") from error
             input_vars.append(var)
             context.bind(value_info.name, var)
         outputs = convert_graph(context, graph)
@@ -437,9 +465,8 @@ def convert_graph(context: GraphContext, graph) -> list:
     become constants of its context; the main graph's are bound by :meth:`Importer.run`.
     """
     if context.parent is not None and graph.initializer:
-        from onnx import numpy_helper
         for init in graph.initializer:
-            context.bind(init.name, context.const(numpy_helper.to_array(init)))
+            context.bind(init.name, context.const(tensor_array(init, f"initializer {init.name!r}")))
     for node in graph.node:
         convert_node(context, node)
     return [context.lookup(output.name) for output in graph.output]
@@ -463,6 +490,11 @@ def convert_node(context: GraphContext, node) -> None:
     except OpNotImplemented as error:
         raise OpNotImplemented(f"{where}: {error}",
                                [(node.name, node.op_type, version)]) from error
+    except TensorTooLargeError as error:
+        raise TensorTooLargeError(f"{where}: {error}", error.size, error.limit) from error
+    except MemoryError as error:
+        raise TensorTooLargeError(f"{where}: out of memory while converting ({error}); "
+                                  f"lower the tensor size limit (irlib.limits)") from error
     except ConversionError as error:
         raise ConversionError(f"{where}: {error}") from error
     except (IRError, ValueError, TypeError, IndexError, KeyError, ArithmeticError) as error:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....limits import check_tensor_size
+
 from ..importer import onnx_dtype
 from ..registry import converter
 from . import dynamic
@@ -175,6 +177,7 @@ def _constant_of_shape(ctx, inputs, attrs):
     shape = constant_ints(ctx, inputs[0])
     if shape is None:
         return dynamic.full(ctx, value.reshape(()), inputs[0])
+    check_tensor_size(shape, value.dtype, "ConstantOfShape")
     return ctx.const(np.full(shape, value.reshape(()), dtype=value.dtype))
 
 
@@ -183,6 +186,7 @@ def _range(ctx, inputs, attrs):
     values = [ctx.const_value(value) for value in inputs]
     if all(value is not None for value in values):
         start, limit, delta = values
+        check_tensor_size((_range_length(start, limit, delta),), start.dtype, "Range")
         return ctx.const(np.arange(start.reshape(()), limit.reshape(()), delta.reshape(()),
                                    dtype=start.dtype))
     dtype = ctx.dtype(inputs[0])
@@ -190,6 +194,15 @@ def _range(ctx, inputs, attrs):
     scalars = [value if ctx.ndim(value) == 0 else ctx.emit("reshape", value, newshape=[])
                for value in inputs]
     return ctx.emit("arange", *scalars, dtype=dtype)
+
+
+def _range_length(start, limit, delta) -> int:
+    """The element count of ``arange(start, limit, delta)`` (0 for a zero or NaN step, which
+    numpy rejects itself)."""
+    start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in (start, limit, delta))
+    if not all(np.isfinite(v) for v in (start, limit, delta)) or delta == 0:
+        return 0
+    return max(int(np.ceil((limit - start) / delta)), 0)
 
 
 def _split(ctx, data, axis, sizes, count):
