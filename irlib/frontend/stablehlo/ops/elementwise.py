@@ -229,10 +229,19 @@ def _erf_inv(ctx, op, inputs, attrs):
 
 
 _REDUCED_TYPES = {(5, 10): "float16", (8, 7): "bfloat16"}
+_OWN_WIDTHS = {(5, 10), (8, 7), (8, 23), (11, 52)}
+
+
+def _check_reduce_precision(op):
+    from ..mlir import attributes, int_value
+    attrs = attributes(op)
+    bits = (int_value(attrs.get("exponent_bits")), int_value(attrs.get("mantissa_bits")))
+    return None if bits in _OWN_WIDTHS else f"{bits[0]} exponent and {bits[1]} mantissa bits"
 
 
 @converter("stablehlo.reduce_precision", maps_to="cast there and back / identity",
-           note="(5, 10) as float16, (8, 7) as bfloat16, a type's own width as identity")
+           note="(5, 10) as float16, (8, 7) as bfloat16, a type's own width as identity",
+           check=_check_reduce_precision)
 def _reduce_precision(ctx, op, inputs, attrs):
     from ..mlir import int_value
     bits = (int_value(attrs["exponent_bits"]), int_value(attrs["mantissa_bits"]))
