@@ -2,11 +2,11 @@
 
 :func:`dataflow_graph` turns a function into :class:`DataflowGraph`: one node per input
 (a parameter that is not a weight), per op call, per call of a global function or other
-callee, per tuple consumed as a whole, per control-flow construct (``if``, ``match``, ref
+callee, per control-flow construct (``if``, ``match``, ref
 ops: drawn closed, without their branches) and one ``output`` node per output. Weights (the
 parameters named in ``params``) and constants are collapsed into the label of the node that
-uses them; ``let`` bindings and tuple projections are transparent (a projection labels its
-edge ``[i]``). A call of a ``Primitive`` function (what FuseOps makes) becomes a cluster
+uses them; ``let`` bindings, tuples and tuple projections are transparent (a tuple argument
+is one edge per field, a projection labels its edge ``[i]``). A call of a ``Primitive`` function (what FuseOps makes) becomes a cluster
 holding the nodes of its body. The walk is iterative (``irlib.ir.functor.post_order``).
 """
 
@@ -26,7 +26,7 @@ class GraphNode:
 
     Attributes:
         id: a unique id (``"n0"``, ``"n1"``, ...).
-        kind: ``"input"``, ``"op"``, ``"call"``, ``"tuple"``, ``"control"`` or ``"output"``.
+        kind: ``"input"``, ``"op"``, ``"call"``, ``"control"`` or ``"output"``.
         title: the op name, input name, callee, ...
         type_text: the node's output type, short (``1x64x56x56 float32``), or "".
         collapsed: the weights and constants folded into the node, as ``name<shape>`` texts.
@@ -117,12 +117,6 @@ class _Builder:
             return [item for part in ref[1] for item in self._flat(part)]
         return [ref]
 
-    def materialize(self, ref, expr) -> tuple:
-        """A tuple consumed as a whole becomes a ``tuple`` node."""
-        if ref[0] == "tuple":
-            return self.add("tuple", "tuple", expr, [ref])
-        return ref
-
     def function(self, func, args=None) -> tuple:
         """Bind ``func``'s parameters (inputs, weights, or ``args`` refs) and build its body."""
         for index, param in enumerate(func.params):
@@ -191,15 +185,13 @@ class _Builder:
         if kind is E.Call:
             args = [refs[a] for a in node.args]
             op = node.op
-            if isinstance(op, E.Op):
-                return self.add("op", op.name, node,
-                                [self.materialize(r, a) for r, a in zip(args, node.args)])
+            if isinstance(op, E.Op):       # a tuple argument: one edge per field
+                return self.add("op", op.name, node, args)
             if isinstance(op, E.Function):
                 return self._inline(op, args, node)
             title = f"@{op.name_hint}" if isinstance(op, E.GlobalVar) else (
                 op.name if isinstance(op, E.Constructor) else "call")
-            return self.add("call", title, node,
-                            [self.materialize(r, a) for r, a in zip(args, node.args)])
+            return self.add("call", title, node, args)
         if kind is E.Function:
             return self.add("control", "fn", node)
         if kind is E.If:

@@ -9,7 +9,7 @@ import shutil
 
 from ..errors import IRError
 
-COLORS = {"input": "#d6eaf8", "op": "#fdebd0", "call": "#e8daef", "tuple": "#eaecee",
+COLORS = {"input": "#d6eaf8", "op": "#fdebd0", "call": "#e8daef",
           "control": "#fadbd8", "output": "#d5f5e3"}
 """Fill colour of each node kind."""
 
