@@ -111,3 +111,18 @@ def test_mod_show_in_a_notebook():
         assert svg is None
     untyped = irlib.add(irlib.var("a"), irlib.var("b")).show()
     assert [n.kind for n in untyped.graph.nodes] == ["input", "input", "op", "output"]
+
+
+def test_tuples_are_edges_and_projections_label_them():
+    x = irlib.var("x", shape=(1, 2))
+    y = irlib.var("y", shape=(1, 3))
+    cat = irlib.concatenate(irlib.Tuple([irlib.exp(x), y]), axis=1)
+    split = irlib.split(cat, indices_or_sections=(1,), axis=1)
+    body = irlib.add(irlib.TupleGetItem(split.astuple(), 1), irlib.const(1.0))
+    graph = irlib.infer_type(irlib.Function([x, y], body)).show().graph
+    kinds = [n.kind for n in graph.nodes]
+    assert kinds == ["input", "input", "op", "op", "op", "op", "output"]
+    by_title = {n.title: n for n in graph.nodes}
+    assert len(by_title["concatenate"].inputs) == 2
+    assert by_title["add"].inputs == [(by_title["split"].id, "[1]")]
+    assert by_title["add"].collapsed == ["const<scalar>"]
