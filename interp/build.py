@@ -331,6 +331,9 @@ def _graph_json(lowered, lib: Library) -> tuple:
     }
     if lowered.size_params:
         graph["attrs"]["size_params"] = ["list_str", list(lowered.size_params)]
+    if lowered.size_divisible:
+        graph["attrs"]["size_divisible"] = ["list_str", [
+            f"{dim_text(dim)}|{divisor}" for dim, divisor in lowered.size_divisible]]
     input_entries = {row_ptr[nid] for nid, node in enumerate(lowered.nodes)
                      if node.func_name is None}
     input_storages = {storage_ids[e] for e in input_entries}

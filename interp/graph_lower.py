@@ -28,6 +28,7 @@ from irlib.ir import expr as E
 from irlib.ir.attrs import Attrs
 from irlib.ir.dim_binding import size_param_names
 from irlib.ir.dims import DimExpr
+from irlib.ir.functor import post_order
 from irlib.ir.structural import structural_equal, structural_hash
 from irlib.ir.types import TensorType, TupleType
 
@@ -70,6 +71,8 @@ class LoweredGraph:
         input_names: the names of ``main``'s parameters, in order.
         size_params: names of ``main``'s scalar int parameters whose value binds the size
             variable of the same name (its ``"size_params"`` attribute).
+        size_divisible: ``(dim, divisor)`` pairs: symbolic sizes that ops need to divide
+            exactly (a ``split`` into equal sections along a symbolic axis).
     """
 
     nodes: list = field(default_factory=list)
@@ -78,6 +81,7 @@ class LoweredGraph:
     params: dict = field(default_factory=dict)
     input_names: list = field(default_factory=list)
     size_params: tuple = ()
+    size_divisible: list = field(default_factory=list)
 
 
 def is_primitive(func) -> bool:
@@ -315,4 +319,22 @@ def lower_function(func: E.Function) -> LoweredGraph:
     """
     graph = _Lowerer().lower(func)
     graph.size_params = size_param_names(func)
+    graph.size_divisible = _divisibility(func)
     return graph
+
+
+def _divisibility(func: E.Function) -> list:
+    """``(dim, sections)`` of every ``split`` into equal sections along a symbolic axis, in
+    ``func`` and the fused functions it calls: type checking let them through, so the
+    run-time size must be checked (else the last elements would be silently dropped)."""
+    found = []
+    for node in post_order(func):
+        if isinstance(node, E.Call) and isinstance(node.op, E.Op) and node.op.name == "split":
+            sections = node.attrs["indices_or_sections"]
+            data_type = node.args[0].checked_type
+            if isinstance(sections, int) and isinstance(data_type, TensorType):
+                dim = data_type.shape[node.attrs["axis"] % data_type.ndim]
+                if isinstance(dim, DimExpr) and (dim, sections) not in found:
+                    found.append((dim, sections))
+    return found
+

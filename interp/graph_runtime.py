@@ -34,6 +34,9 @@ class Graph:
         shapes, dtypes, storage_ids: per entry (a symbolic dim is its string, ``"c + n"``).
         size_params: names of the scalar int inputs whose value binds the size variable of
             the same name (the top-level attr ``size_params``; usually empty).
+        size_divisible: ``"dim|divisor"`` strings (the top-level attr ``size_divisible``):
+            symbolic sizes an op needs to divide exactly (``split`` into equal sections),
+            checked when the sizes are bound.
     """
 
     def __init__(self, nodes, arg_nodes, heads, node_row_ptr, shapes, dtypes, storage_ids):
@@ -41,6 +44,7 @@ class Graph:
         self.node_row_ptr = node_row_ptr
         self.shapes, self.dtypes, self.storage_ids = shapes, dtypes, storage_ids
         self.size_params: list = []
+        self.size_divisible: list = []
 
     @property
     def is_symbolic(self) -> bool:
@@ -105,7 +109,8 @@ def parse_graph(graph_json: str) -> Graph:
             raise _bad(f"attrs lacks {key!r}")
     for key, value in attrs.items():
         if key not in ("shape", "storage_id", "dltype", "device_index", "storage_scope",
-                       "size_params") and value[0] not in ("list_int", "size_t"):
+                       "size_params", "size_divisible") and value[0] not in ("list_int",
+                                                                            "size_t"):
             raise _bad(f"unknown attr {key!r} of type {value[0]!r}")
     size_params = list(attrs["size_params"][1]) if "size_params" in attrs else []
     if not all(isinstance(name, str) for name in size_params):
@@ -118,6 +123,9 @@ def parse_graph(graph_json: str) -> Graph:
     heads = [_entry(e, "head") for e in data["heads"]]
     graph = Graph(nodes, list(data["arg_nodes"]), heads, row_ptr, shapes, dtypes, storage_ids)
     graph.size_params = size_params
+    graph.size_divisible = list(attrs["size_divisible"][1]) if "size_divisible" in attrs else []
+    if not all(isinstance(item, str) and item.count("|") == 1 for item in graph.size_divisible):
+        raise _bad(f"size_divisible must be 'dim|divisor' strings, got {graph.size_divisible!r}")
     return graph
 
 

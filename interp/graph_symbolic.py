@@ -28,6 +28,7 @@ from operator import itemgetter
 import numpy as np
 
 from irlib.errors import IRError
+from irlib.ir.dims import substitute_dim
 
 from .graph_dims import ShapeEvaluator, SizeBinder, dims_free_vars, parse_dim
 from .graph_lower import GraphUnsupportedError
@@ -138,6 +139,10 @@ class SymbolicRuntime(GraphRuntime):
         layout = self.layout = _Layout(graph)
         self._bind_functions(lookup)
         self.shapes_of = ShapeEvaluator(layout.entry_dims, layout.itemsizes, layout.names)
+        self._divisible = []
+        for item in graph.size_divisible:
+            text, divisor = item.split("|")
+            self._divisible.append((text, parse_dim(text, "size_divisible"), int(divisor)))
         self.dtypes = [_np_dtype(d) for d in graph.dtypes]
         self._static_axes = [[(axis, d) for axis, d in enumerate(dims) if isinstance(d, int)]
                              for dims in layout.entry_dims]
@@ -312,7 +317,18 @@ class SymbolicRuntime(GraphRuntime):
         for fn, args in state.calls:
             fn(*args)
 
+    def _check_divisible(self, values: tuple) -> None:
+        """Sizes that an op needs to divide exactly (``split`` into equal sections)."""
+        bindings = dict(zip(self.layout.names, values))
+        for text, dim, divisor in self._divisible:
+            size = substitute_dim(dim, bindings)
+            if size % divisor:
+                raise GraphInputError(f"a split into {divisor} equal sections needs a size "
+                                      f"divisible by {divisor}, but {text} = {size} for these "
+                                      f"inputs")
+
     def _make_state(self, values: tuple) -> _State:
+        self._check_divisible(values)
         shapes, nbytes = self.shapes_of(*values)
         storage_ids, storage_bytes = self._planner.plan(nbytes)
         buffers, dtypes = self._buffers, self.dtypes

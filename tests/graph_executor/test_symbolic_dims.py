@@ -515,3 +515,21 @@ def test_full_and_broadcast_to_take_symbolic_shapes(target):
         got_full, got_spread = _run(gmod, m=size, row=vector)
         np.testing.assert_array_equal(got_full, np.full((size, 4), 2.5, F32))
         np.testing.assert_array_equal(got_spread, np.broadcast_to(vector * 3, (size, 4)))
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_split_into_equal_sections_of_a_symbolic_size_checks_divisibility(target, tmp_path):
+    """Type checking accepts ``split(x, 3)`` along a symbolic axis; a run-time size that does
+    not divide raises instead of dropping the remainder, also after export/load."""
+    x = irlib.var("x", shape=(N, 2))
+    body = irlib.add(irlib.split(x, 3, axis=0)[2], irlib.const(1.0))
+    gmod, factory = _gmod(_module([x], body), target=target)
+    data = np.arange(12, dtype=F32).reshape(6, 2)
+    np.testing.assert_array_equal(_run(gmod, x=data)[0], data[4:] + 1)
+    with pytest.raises(GraphInputError, match="divisible by 3, but n = 7"):
+        _run(gmod, x=np.zeros((7, 2), F32))
+    factory.export_library(tmp_path / "split.irlib")
+    loaded = interp.load_module(tmp_path / "split.irlib")
+    again = graph_executor.GraphModule(loaded["default"](interp.cpu(0)))
+    with pytest.raises(GraphInputError, match="divisible by 3"):
+        _run(again, x=np.zeros((8, 2), F32))
