@@ -126,3 +126,19 @@ def test_tuples_are_edges_and_projections_label_them():
     assert len(by_title["concatenate"].inputs) == 2
     assert by_title["add"].inputs == [(by_title["split"].id, "[1]")]
     assert by_title["add"].collapsed == ["const<scalar>"]
+
+
+def test_show_opt_level_draws_the_optimized_module(capsys):
+    from interp.cli import main
+    from irlib.transform.pipeline import optimize
+    from zoo import catalog
+    mod, params = catalog.workload("mlp", 1)
+    with irlib.transform.PassContext(opt_level=3):
+        optimized = optimize(irlib.transform.InferType()(mod), params, fuse=False)
+    counts = irlib.analysis.count_ops(optimized)
+    assert main(["show", "mlp", "--opt-level", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"@main: 1 inputs, {sum(counts.values())} ops, 0 fused groups"
+    drawn = [re.match(r"\s+%\d+ = ([\w.]+)\(", line) for line in lines[2:-1]]
+    assert sorted(m.group(1) for m in drawn) == sorted(
+        name for name, n in counts.items() for _ in range(n))
