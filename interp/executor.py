@@ -27,7 +27,8 @@ from irlib.ndarray import NDArray, cpu
 from irlib.transform import InferType
 
 from .interpreter import Interpreter
-from .values import Closure, RecClosure, as_value
+from .values import (Closure, RecClosure, ValueConversionError, as_value,
+                     from_python_value)
 
 _KINDS = ("debug", "graph", "vm", "aot", "python")
 _TARGETS = ("cpu", "llvm", "cuda", "python")
@@ -193,9 +194,10 @@ class BoundFunction:
         values = []
         for param in self.params:
             if param.name_hint in self.bound:
-                values.append(_convert(self.bound[param.name_hint], param, self.name))
+                values.append(_convert(self.bound[param.name_hint], param, self.name,
+                                       self.interpreter.mod))
             elif param in given:
-                values.append(_convert(given[param], param, self.name))
+                values.append(_convert(given[param], param, self.name, self.interpreter.mod))
             else:
                 raise InterpreterError(f"missing argument %{param.name_hint} of {self.name}")
         return self.interpreter.call_value(self.function_value, values)
@@ -208,9 +210,16 @@ def _param_type(param):
     return param._checked_type or param.type_annotation
 
 
-def _convert(arg, param, function_name: str):
+def _convert(arg, param, function_name: str, mod=None):
     ty = _param_type(param)
     dtype = ty.dtype if isinstance(ty, TensorType) else None
+    if ty is not None and not isinstance(ty, TensorType):
+        # Python lists/tuples/None for List/Option/tuple-typed parameters
+        try:
+            return from_python_value(arg, ty, mod)
+        except ValueConversionError as error:
+            raise ValueConversionError(f"argument %{param.name_hint} of {function_name}: "
+                                       f"{error}") from error
     value = as_value(arg, dtype=dtype)
     if isinstance(ty, TensorType) and isinstance(value, NDArray):
         shape_ok = len(value.shape) == len(ty.shape) and all(

@@ -17,14 +17,18 @@ These mirror Relay's runtime objects (``ConstructorValue(tag, fields, constructo
 ``RefValue(value)`` can be built directly and passed to executors). :func:`format_value`
 prints any of them readably (``Cons(1, Cons(2, Nil))``) without recursion, abbreviating long
 values, and :func:`as_value` converts what a user passes in (numpy arrays, Python scalars,
-tuples) into values.
+tuples) into values. :func:`from_python_value` converts guided by a type (Python lists and
+tuples for the Prelude's ``List``, None or a value for ``Option``) and
+:func:`to_python_value` converts results back (lists, None, tuples, numpy arrays).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from irlib.errors import InterpreterError, IRError
 from irlib.ir.expr import Constant, const
+from irlib.ir.types import GlobalTypeVar
 from irlib.ndarray import NDArray
 
 
@@ -180,7 +184,8 @@ def as_value(obj, dtype: str | None = None):
         The value.
 
     Raises:
-        TypeError: if ``obj`` cannot be a value.
+        ValueConversionError: (an InterpreterError and a TypeError) if ``obj`` cannot be a
+            value.
     """
     kind = type(obj)
     if kind in _PLAIN_VALUES or kind is TupleValue:
@@ -202,8 +207,123 @@ def as_value(obj, dtype: str | None = None):
         return obj
     if hasattr(obj, "__array__") or hasattr(obj, "__dlpack__"):
         return NDArray(np.array(obj))
-    raise TypeError(f"cannot use a {kind.__name__} as an interpreter value; pass a numpy "
-                    f"array, NDArray, Python scalar, tuple, ConstructorValue or RefValue")
+    raise ValueConversionError(
+        f"cannot use a {kind.__name__} as an interpreter value; pass a numpy array, NDArray, "
+        f"Python scalar, tuple, ConstructorValue or RefValue (lists and None are accepted for "
+        f"List/Option-typed parameters: see from_python_value)")
+
+
+class ValueConversionError(InterpreterError, TypeError):
+    """A Python object cannot become an interpreter value of the expected type.
+
+    Raised by :func:`as_value` and :func:`from_python_value` (and so by executors given an
+    argument such as ``None`` for a tensor parameter); also a ``TypeError`` for callers that
+    caught the old error.
+    """
+
+
+def from_python_value(value, ty=None, mod=None):
+    """A Python value as an interpreter value of type ``ty``.
+
+    Why: users of imported models (ONNX sequences/optionals) and of Prelude-typed functions
+    hold Python lists and ``None``, not ``Cons``/``Nil``/``Some`` values. Executors call this
+    for each argument of a function whose parameter has a ``List``/``Option``/tuple type.
+
+    Args:
+        value: a Python object: for ``List[T]`` a list or tuple of T's; for ``Option[T]``
+            None or a T; for a tuple type a tuple or list; for a tensor type anything
+            :func:`as_value` takes (numpy arrays, scalars, NDArrays; numpy object arrays of
+            strings become ``str`` arrays). Interpreter values pass through.
+        ty: the expected type (None: :func:`as_value`'s rules).
+        mod: the module defining ``List``/``Option`` (needed when ``ty`` mentions them).
+
+    Returns:
+        The interpreter value.
+
+    Raises:
+        ValueConversionError: when ``value`` does not fit ``ty``.
+    """
+    from irlib.ir.types import TensorType, TupleType, TypeCall
+    kind = type(value)
+    if kind in _PLAIN_VALUES or kind is TupleValue:
+        return value
+    if isinstance(ty, TypeCall) and isinstance(ty.func, GlobalTypeVar) \
+            and ty.func.name_hint in ("List", "Option"):
+        ctors = _constructors(mod, ty.func.name_hint)
+        element = ty.args[0] if ty.args else None
+        if ty.func.name_hint == "Option":
+            if value is None:
+                return ConstructorValue(ctors["None"].tag, (), ctors["None"])
+            return ConstructorValue(ctors["Some"].tag,
+                                    (from_python_value(value, element, mod),), ctors["Some"])
+        if not isinstance(value, (list, tuple)):
+            raise ValueConversionError(f"expected a list or tuple for {ty}, got "
+                                       f"{kind.__name__}")
+        result = ConstructorValue(ctors["Nil"].tag, (), ctors["Nil"])
+        for item in reversed(value):
+            result = ConstructorValue(ctors["Cons"].tag,
+                                      (from_python_value(item, element, mod), result),
+                                      ctors["Cons"])
+        return result
+    if isinstance(ty, TupleType):
+        if not isinstance(value, (tuple, list)) or len(value) != len(ty.fields):
+            raise ValueConversionError(f"expected a tuple of {len(ty.fields)} for {ty}, got "
+                                       f"{kind.__name__}")
+        return TupleValue(*(from_python_value(v, t, mod) for v, t in zip(value, ty.fields)))
+    if value is None:
+        raise ValueConversionError(f"None is not a value of type {ty}" if ty is not None
+                                   else "None is not an interpreter value")
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        value = value.astype(str)   # e.g. ONNX string tensors
+    dtype = ty.dtype if isinstance(ty, TensorType) and not isinstance(value, np.ndarray) \
+        else None
+    try:
+        return as_value(value, dtype=dtype)
+    except ValueConversionError:
+        raise
+    except (TypeError, ValueError, OverflowError) as error:
+        raise ValueConversionError(f"cannot convert a {kind.__name__} to {ty}: "
+                                   f"{error}") from error
+
+
+def _constructors(mod, name: str) -> dict:
+    if mod is None:
+        raise ValueConversionError(f"converting to {name} needs the module that defines it")
+    try:
+        _, *ctors = mod.get_type(name)
+    except IRError as error:
+        raise ValueConversionError(f"the module defines no {name} type: {error}") from error
+    return {ctor.name_hint: ctor for ctor in ctors}
+
+
+def to_python_value(value):
+    """An interpreter value as plain Python: the Prelude's ``List`` (Cons/Nil) becomes a
+    list, ``Option`` becomes the value or None, tuples become tuples; tensors stay
+    :class:`~irlib.ndarray.NDArray` s (``np.asarray`` or ``.numpy()`` gives the array, as
+    for an executor's tensor result); other constructor values, closures and references are
+    returned as they are.
+
+    Args:
+        value: an interpreter value (what an executor's function returns).
+
+    Returns:
+        The Python value (lists built iteratively: a 100,000-long list converts).
+    """
+    if isinstance(value, TupleValue):
+        return tuple(to_python_value(item) for item in value)
+    if not isinstance(value, ConstructorValue):
+        return value
+    if value.name in ("Cons", "Nil"):
+        items = []
+        while isinstance(value, ConstructorValue) and value.name == "Cons":
+            items.append(to_python_value(value.fields[0]))
+            value = value.fields[1]
+        return items
+    if value.name == "Some":
+        return to_python_value(value.fields[0])
+    if value.name == "None":
+        return None
+    return value
 
 
 # -- printing ------------------------------------------------------------------------------------

@@ -188,6 +188,10 @@ def _batch_norm_rel(arg_types, attrs):
         if param.ndim != 1 or dims_differ(param.shape[0], channels):
             raise TypeInferenceError(f"nn.batch_norm: {name} must have shape ({channels},) "
                                      f"(dimension {axis} of data), got {param.shape}")
+        if param.dtype != data.dtype:
+            # as Relay's BatchNormRel: every parameter has the data's dtype
+            raise TypeInferenceError(f"nn.batch_norm: {name} must have the data's dtype "
+                                     f"{data.dtype}, got {param.dtype}")
     vector = TensorType((channels,), data.dtype)
     return TupleType([data, vector, vector])
 

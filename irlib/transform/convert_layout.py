@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import IRError
+from ..errors import IRError, PassError
 from ..ir import expr as E
 from ..ir.functor import children, post_order, rebuild
 from ..op.registry import OpPattern, get_def
@@ -152,8 +152,14 @@ class _Converter:
         source = attrs[field_name]
         target = layouts[0]
         kernel = layouts[1] if len(layouts) > 1 else None
+        if kernel is None and "kernel_layout" in attrs:
+            kernel = "default"   # ``{"nn.conv2d": ["NHWC"]}``: the usual kernel layout
         if kernel == "default":
             kernel = _DEFAULT_KERNEL.get(target)
+            if kernel is None and "kernel_layout" in attrs:
+                raise IRError(f"ConvertLayout: no default kernel layout for {node.op.name} "
+                              f"in data layout {target!r}; give [data_layout, kernel_layout]")
+            layouts = [target, kernel] if kernel is not None else layouts
         if source == target and (kernel is None or attrs.get("kernel_layout") == kernel) \
                 and not arg_states[0].converted:
             return None
@@ -240,6 +246,32 @@ class _BatchNormState(_State):
     converted = False    # the tuple itself is layout-free; its consumers restore nothing
 
 
+def normalize_desired(desired) -> dict:
+    """``desired`` as an ``{op name: [layouts]}`` dict.
+
+    Args:
+        desired: a data layout string (``"NHWC"``: convolutions to it, kernels in the
+            default layout for it) or a dict from op name to a layout or a list of layouts.
+
+    Raises:
+        PassError: for anything else (names what was given).
+    """
+    if isinstance(desired, str):
+        return {"nn.conv2d": [desired, "default"]}
+    if not isinstance(desired, dict):
+        raise PassError(f"ConvertLayout: desired_layout must be a layout string or a dict of "
+                        f"op name -> layouts, got {type(desired).__name__}")
+    result = {}
+    for op_name, layouts in desired.items():
+        items = [layouts] if isinstance(layouts, str) else layouts
+        if not isinstance(op_name, str) or not isinstance(items, (list, tuple)) or not items \
+                or not all(isinstance(item, str) for item in items) or len(items) > 2:
+            raise PassError(f"ConvertLayout: desired_layout[{op_name!r}] must be a layout or "
+                            f"[data_layout, kernel_layout], got {layouts!r}")
+        result[op_name] = list(items)
+    return result
+
+
 def convert_layout(func: E.Function, desired_layouts: dict, accept=None) -> E.Function:
     """``func`` (type-checked) converted per ``desired_layouts`` (see the module docstring).
 
@@ -249,7 +281,7 @@ def convert_layout(func: E.Function, desired_layouts: dict, accept=None) -> E.Fu
         accept: optional ``call -> bool``; calls it rejects keep their layout (their
             inputs are transformed back if they arrive converted).
     """
-    return _Converter(dict(desired_layouts), accept).run(func)
+    return _Converter(normalize_desired(desired_layouts), accept).run(func)
 
 
 @dataclass(frozen=True)
@@ -258,11 +290,19 @@ class ConvertLayout(ModulePass):
 
     Args:
         desired_layout: op name -> ``[data_layout, kernel_layout]`` or a layout (Relay ≥0.7
-            calls it ``desired_layouts``).
+            calls it ``desired_layouts``); a bare string (``"NHWC"``), as Relay documents,
+            converts convolutions to that data layout with its default kernel layout. A
+            kernel op given one layout (``{"nn.conv2d": ["NHWC"]}``) gets the default kernel
+            layout too.
     """
 
     desired_layout: dict
     name: ClassVar[str] = "ConvertLayout"
+
+    def __post_init__(self):
+        # Relay documents ``desired_layout`` as a string (the data layout of convolutions,
+        # with their default kernel layout); newer code passes the op -> layouts dict.
+        object.__setattr__(self, "desired_layout", normalize_desired(self.desired_layout))
     opt_level: ClassVar[int] = 3
     required: ClassVar[tuple] = ("InferType", "CanonicalizeOps")
 

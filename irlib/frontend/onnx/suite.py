@@ -178,57 +178,29 @@ def is_random(model) -> bool:
 
 
 def to_value(value, ty, mod):
-    """A runner input as an interpreter value of type ``ty``: Python lists become the
-    Prelude's ``List`` (Cons/Nil), optionals ``Option`` (Some/None); tensors pass through.
+    """A runner input as an interpreter value of type ``ty``, through the public
+    :func:`interp.values.from_python_value` (lists -> ``List``, None/value -> ``Option``).
 
     Raises:
-        TypeError: when ``value`` does not fit ``ty``.
+        TypeError: (``ValueConversionError``) when ``value`` does not fit ``ty``.
     """
-    from interp.values import ConstructorValue
-    from irlib.ir.types import TypeCall
-    if not isinstance(ty, TypeCall):
-        if not isinstance(value, np.ndarray):
-            raise TypeError(f"expected a tensor for {ty}, got {type(value).__name__}")
-        if value.dtype == object:  # onnx gives string tensors as object arrays
-            value = value.astype(str)
-        return value
-    name = ty.func.name_hint
-    if name == "List":
-        if not isinstance(value, list):
-            raise TypeError(f"expected a sequence, got {type(value).__name__}")
-        _, cons, nil = mod.get_type("List")
-        result = ConstructorValue(nil.tag, (), nil)
-        for item in reversed(value):
-            result = ConstructorValue(cons.tag, (to_value(_normalize(item), ty.args[0], mod),
-                                                 result), cons)
-        return result
-    if name == "Option":
-        _, some, none = mod.get_type("Option")
-        if value is None:
-            return ConstructorValue(none.tag, (), none)
-        return ConstructorValue(some.tag, (to_value(_normalize(value), ty.args[0], mod),), some)
-    raise TypeError(f"cannot feed a value of type {ty}")
+    from interp.values import from_python_value
+    return from_python_value(_normalize_items(value), ty, mod)
+
+
+def _normalize_items(value):
+    """``value`` with every TensorProto/numpy scalar inside lists made a numpy array."""
+    value = _normalize(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_normalize_items(item) for item in value)
+    return value
 
 
 def from_value(value):
-    """An interpreter result as a runner value: ``List`` -> list, ``Option`` -> value/None,
-    tuples elementwise."""
-    from interp.values import ConstructorValue, TupleValue
-    if isinstance(value, TupleValue):
-        return tuple(from_value(item) for item in value)
-    if not isinstance(value, ConstructorValue):
-        return value
-    if value.name in ("Cons", "Nil"):
-        items = []
-        while value.name == "Cons":
-            items.append(from_value(value.fields[0]))
-            value = value.fields[1]
-        return items
-    if value.name == "Some":
-        return from_value(value.fields[0])
-    if value.name == "None":
-        return None
-    return value
+    """An interpreter result as a runner value (:func:`interp.values.to_python_value`):
+    ``List`` -> list, ``Option`` -> value/None, tuples elementwise, tensors as they are."""
+    from interp.values import to_python_value
+    return to_python_value(value)
 
 
 def compare_value(actual, expected) -> tuple:
