@@ -16,7 +16,7 @@ input array that the caller fills by running the anchor's kernel first.
 
 Before/after, for ``fn (%p0: Tensor[(2, 3)], %p1: Tensor[(3)]) { nn.relu(add(%p0, %p1)) }``::
 
-    @njit(cache=True, fastmath=False)
+    @njit(cache=True, fastmath=False, error_model='numpy')
     def kernel(a0, a1, out):
         for i0 in range(2):
             for i1 in range(3):
@@ -430,7 +430,10 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
     shapes = [_shape(node) for node in outputs]
     parallel = any(_is_parallel(shape) for shape in shapes)
     lines = ["import math", "import numpy as np", "from numba import njit, prange", "", "",
-             f"@njit(cache=True, fastmath=False{', parallel=True' if parallel else ''})",
+             # error_model="numpy": x / 0 is inf/nan as in the numpy references, not a
+             # ZeroDivisionError
+             f"@njit(cache=True, fastmath=False, error_model='numpy'"
+             f"{', parallel=True' if parallel else ''})",
              f"def kernel({', '.join(list(arg_names) + out_names + size_args)}):"]
     if anchor_source is not None:
         lines.append(f"    anchor = {anchor_source}")

@@ -61,6 +61,16 @@ def test_infinite_and_nan_constants_are_valid_source():
     _check([x], body, {"x": xv}, np.minimum(xv, 1.0))
 
 
+def test_division_by_zero_in_a_group_gives_inf_and_nan_as_numpy_does():
+    x, y = var("x", shape=(4,)), var("y", shape=(4,))
+    xv = np.array([1.0, -2.0, 0.0, 3.0], "float32")
+    yv = np.array([0.0, 0.0, 0.0, 2.0], "float32")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = (xv / yv) * 2
+    _check([x, y], irlib.multiply(irlib.divide(x, y), irlib.const(2.0)), {"x": xv, "y": yv},
+           expected)
+
+
 def test_index_ops_inline():
     x = var("x", shape=(2, 3, 4))
     xv = _rand(2, 3, 4)
