@@ -36,9 +36,7 @@ GRAPH_PASSES = "issue 8 (graph-level passes)"
 
 # irlib names that do not exist yet, and the issue that brings each. Checked automatically
 # once the name appears.
-PENDING: dict = {
-    "irlib.frontend.stablehlo.from_stablehlo": "issue 18 (StableHLO frontend)",
-}
+PENDING: dict = {}
 
 # Names that exist but still depart from the reference, in files whose owners are changing
 # them now. Expected to fail; once the signature matches, the test fails until the entry is
