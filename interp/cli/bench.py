@@ -120,6 +120,9 @@ def bench_command(args) -> int:
             mod, params = load_model(args.model, args.batch)
             mod = typed(mod)
             inputs = make_inputs(mod["main"], params, {}, args.seed)
+            if "torch" in args.vs:
+                from .torch_engine import check_supported
+                check_supported(mod["main"])     # fail before any engine runs
             np.savez(os.path.join(workdir, "inputs.npz"), **inputs)
         onnx_path = None
         if "onnxruntime" in args.vs:

@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from irlib.errors import IRError
+
 
 def _irlib_runner(args, inputs):
     """A callable running the model on irlib's graph executor (weights bound at build)."""
@@ -84,10 +86,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     with np.load(args.inputs) as data:
         inputs = {name: data[name] for name in data.files}
-    call = RUNNERS[args.engine](args, inputs)
-    started = time.perf_counter()
-    output = call()
-    warm_up = time.perf_counter() - started
+    try:
+        call = RUNNERS[args.engine](args, inputs)
+        started = time.perf_counter()
+        output = call()
+        warm_up = time.perf_counter() - started
+    except IRError as error:       # one line for the parent's message (no traceback)
+        print(" ".join(str(error).split()), file=sys.stderr)
+        return 1
     times = []
     for _ in range(max(args.repeat, 1)):
         started = time.perf_counter()

@@ -142,6 +142,8 @@ def load_model(model: str, batch: int = 1, given: dict | None = None,
             raise CLIInputError(f"{model} is not a UTF-8 text file") from None
         mod = irlib.parse(text, source_name=model)
         return mod, (read_params(params_file) if params_file else {})
+    if params_file is not None:
+        raise CLIInputError("--params goes with a .rly model")
     if os.path.sep in model or os.path.exists(model):
         raise CLIInputError(f"{model}: a model file must end in .rly or .onnx")
     from zoo import catalog

@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
                           "reference interpreter on the numpy implementations")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                      help="an input value from a .npy file (repeatable); others are random")
+    run.add_argument("--params", default=None, metavar="FILE.params",
+                     help="weights of a .rly model (from `irlib convert ... x.params`)")
     run.add_argument("--opt-level", type=int, default=3, help="optimization level (default 3)")
     run.add_argument("--repeat", type=int, default=3,
                      help="timed runs after the warm-up run (default 3)")
@@ -47,6 +49,8 @@ def _rank_argv(args) -> list:
     argv = ["-m", "irlib", "run", args.model, "--batch", str(args.batch), "--target",
             args.target, "--opt-level", str(args.opt_level), "--repeat", str(args.repeat),
             "--seed", str(args.seed)]
+    if args.params:
+        argv += ["--params", args.params]
     for item in args.input:
         argv += ["--input", item]
     return argv
@@ -75,7 +79,7 @@ def run_command(args) -> int:
           f"opt-level {args.opt_level})", flush=True)
     given = parse_input_options(args.input)
     with display.stage("import"):
-        mod, params = load_model(args.model, args.batch, given)
+        mod, params = load_model(args.model, args.batch, given, params_file=args.params)
     with display.stage("optimize", f"opt-level {args.opt_level}"):
         with irlib.transform.PassContext(opt_level=args.opt_level):
             mod = irlib.transform.InferType()(mod)

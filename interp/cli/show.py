@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
     show.add_argument("--opt-level", type=int, default=None, metavar="N",
                       help="draw the module after the build pipeline at this level (without "
                            "--fused: without its last pass, FuseOps); default: as loaded")
+    show.add_argument("--params", default=None, metavar="FILE.params",
+                      help="weights of a .rly model: drawn folded into their ops")
     show.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     show.set_defaults(handler=show_command)
 
@@ -38,7 +40,7 @@ def prepared(args):
     """The typed module and weight names to draw, optimized as ``args`` ask."""
     import irlib
     from irlib.transform.pipeline import optimize
-    mod, params = load_model(args.model, args.batch)
+    mod, params = load_model(args.model, args.batch, params_file=args.params)
     mod = typed(mod)
     if args.fused or args.opt_level is not None:
         level = 3 if args.opt_level is None else args.opt_level

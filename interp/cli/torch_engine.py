@@ -92,6 +92,22 @@ def _static_shape(call):
     return tuple(int(d) for d in call.checked_type.shape)
 
 
+def _filled(value):
+    def run(F, args, attrs, call):
+        import torch
+        ty = call.checked_type
+        return torch.full(_static_shape(call), value, dtype=getattr(torch, ty.dtype))
+    return run
+
+
+def _split(F, args, attrs, call):
+    import torch
+    sections = attrs["indices_or_sections"]
+    sections = int(sections) if isinstance(sections, (int, np.integer)) else \
+        [int(i) for i in sections]
+    return tuple(torch.tensor_split(args[0], sections, dim=int(attrs.get("axis", 0))))
+
+
 OPS = {
     "add": lambda F, a, at, c: a[0] + a[1],
     "subtract": lambda F, a, at, c: a[0] - a[1],
@@ -112,6 +128,9 @@ OPS = {
     "reshape": lambda F, a, at, c: a[0].reshape(_static_shape(c)),
     "concatenate": lambda F, a, at, c: __import__("torch").cat(list(a[0]),
                                                                dim=int(at.get("axis", 0))),
+    "zeros": _filled(0),
+    "ones": _filled(1),
+    "split": _split,
     "nn.conv2d": _conv2d,
     "nn.conv2d_transpose": _conv2d_transpose,
     "nn.max_pool2d": _pool("max"),
@@ -119,6 +138,30 @@ OPS = {
     "nn.batch_norm": _batch_norm,
 }
 """irlib op name -> ``run(F, args, attrs, call)`` returning a tensor (or a tuple)."""
+
+
+def check_supported(func) -> list:
+    """The nodes of ``func``'s body in evaluation order, once each, after checking that the
+    torch engine can run every one (torch itself is not imported).
+
+    Raises:
+        TorchEngineError: naming the first op or node kind without a translation.
+    """
+    steps = []
+    for node in post_order(func.body):
+        kind = type(node)
+        if kind is E.Call:
+            if not isinstance(node.op, E.Op):
+                raise TorchEngineError("torch engine: only op calls are supported, not calls "
+                                       f"of {type(node.op).__name__}")
+            if node.op.name not in OPS:
+                raise TorchEngineError(f"torch engine: no translation for op {node.op.name!r}")
+            steps.append(node)
+        elif kind in (E.Tuple, E.TupleGetItem, E.Let, E.Var, E.Constant, E.Op):
+            steps.append(node)
+        else:
+            raise TorchEngineError(f"torch engine: cannot run a {kind.__name__} node")
+    return steps
 
 
 def torch_function(func, params: dict):
@@ -137,20 +180,7 @@ def torch_function(func, params: dict):
     """
     import torch
     import torch.nn.functional as F
-    steps = []
-    for node in post_order(func.body):
-        kind = type(node)
-        if kind is E.Call:
-            if not isinstance(node.op, E.Op):
-                raise TorchEngineError("torch engine: only op calls are supported, not calls "
-                                       f"of {type(node.op).__name__}")
-            if node.op.name not in OPS:
-                raise TorchEngineError(f"torch engine: no translation for op {node.op.name!r}")
-            steps.append(node)
-        elif kind in (E.Tuple, E.TupleGetItem, E.Let, E.Var, E.Constant, E.Op):
-            steps.append(node)
-        else:
-            raise TorchEngineError(f"torch engine: cannot run a {kind.__name__} node")
+    steps = check_supported(func)
     let_values = {n.var: n.value for n in steps if type(n) is E.Let}
     fixed = {}
     for param in func.params:

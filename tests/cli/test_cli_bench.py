@@ -83,3 +83,26 @@ def test_torch_engine_names_an_op_it_cannot_run():
     f = irlib.infer_type(irlib.Function([x], irlib.cumsum(x, axis=1)))
     with pytest.raises(TorchEngineError, match="'cumsum'"):
         torch_function(f, {})
+
+
+def test_torch_engine_split_and_filled_ops_match_numpy():
+    import torch
+    from interp.cli.torch_engine import torch_function
+    x = irlib.var("x", shape=(2, 8))
+    parts = irlib.split(x, indices_or_sections=4, axis=1).astuple()
+    uneven = irlib.split(x, indices_or_sections=(1, 5), axis=1).astuple()
+    body = irlib.Tuple([irlib.add(irlib.TupleGetItem(parts, 3), irlib.zeros((2, 2), "float32")),
+                        irlib.multiply(irlib.TupleGetItem(uneven, 1),
+                                       irlib.ones((2, 4), "float32"))])
+    f = irlib.infer_type(irlib.Function([x], body))
+    data = np.arange(16, dtype="float32").reshape(2, 8)
+    first, second = torch_function(f, {})(x=torch.from_numpy(data))
+    np.testing.assert_array_equal(first.numpy(), data[:, 6:8])
+    np.testing.assert_array_equal(second.numpy(), data[:, 1:5])
+
+
+def test_bench_reports_an_engine_failure_in_one_line():
+    # lstm calls function literals, which the torch engine does not run
+    out = irlib_cli("bench", "lstm", "--vs", "torch", "--repeat", "1")
+    assert_one_line_error(out, 1, "irlib bench: torch engine: cannot run a Function node")
+    assert "[irlib   ]" not in out.stdout        # checked before any engine ran

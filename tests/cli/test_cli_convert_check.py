@@ -25,13 +25,18 @@ def test_convert_onnx_to_rly_and_params_and_back(tmp_path):
     expected = onnxruntime_output(source, {"x": image})
     np.testing.assert_allclose(onnxruntime_output(tmp_path / "back.onnx", {"x": image}),
                                expected, rtol=1e-5, atol=1e-6)
+    np.save(tmp_path / "x.npy", image)
+    out = irlib_cli("run", tmp_path / "m.rly", "--params", tmp_path / "m.params", "--repeat",
+                    "1", "--input", f"x={tmp_path / 'x.npy'}")
+    top = np.argsort(-expected[0])[:5]
+    assert out.returncode == 0, out.stderr
+    assert "top-5 of sample 0: " + ", ".join(f"{i}:{expected[0, i]:.4f}" for i in top) \
+        in out.stdout
     # the weights folded into the text (no .params output) run the same on irlib
     out = irlib_cli("convert", source, tmp_path / "folded.rly")
     assert out.returncode == 0 and "meta[" in (tmp_path / "folded.rly").read_text()
-    np.save(tmp_path / "x.npy", image)
     out = irlib_cli("run", tmp_path / "folded.rly", "--repeat", "1", "--target", "python",
                     "--input", f"x={tmp_path / 'x.npy'}")
-    top = np.argsort(-expected[0])[:5]
     assert out.returncode == 0, out.stderr
     assert "top-5 of sample 0: " + ", ".join(f"{i}:{expected[0, i]:.4f}" for i in top) \
         in out.stdout
