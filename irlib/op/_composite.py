@@ -10,6 +10,8 @@ it with the primitives' own gradient rules (reverse mode over a small dataflow g
 
 from __future__ import annotations
 
+from ..errors import GradientError
+
 from ..ir import expr as E
 from ..ir.functor import children
 from ..ir.types import TupleType
@@ -81,7 +83,7 @@ def backprop(root, leaves, out_grad) -> list:
             continue
         rule = get_def(node.op.name).grad
         if rule is None:
-            raise NotImplementedError(f"composite gradient: {node.op.name} has no gradient")
+            raise GradientError(f"composite gradient: {node.op.name} has no gradient")
         for arg, arg_grad in zip(node.args, rule(node, grad)):
             previous = adjoints.get(arg)
             adjoints[arg] = arg_grad if previous is None else make_call("add",
@@ -112,10 +114,10 @@ def arg_types(args, what: str):
     """The checked types of ``args`` (composites that depend on shapes need them).
 
     Raises:
-        NotImplementedError: if the arguments were not type-checked.
+        GradientError: if the arguments were not type-checked.
     """
     try:
         return [a.checked_type for a in args]
     except Exception:  # noqa: BLE001 - UntypedError
-        raise NotImplementedError(f"the gradient of {what} needs the argument types; run type "
+        raise GradientError(f"the gradient of {what} needs the argument types; run type "
                                   f"inference first") from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.types import TensorType, normalize_dtype
 from .indexing import _SCATTER_ND, scatter_nd
 from .registry import OpPattern, make_call, register_op
@@ -137,7 +137,7 @@ def _gather_nd_ref(data, indices, batch_dims=0, index_rank=None):
 def _gather_nd_grad(call, out_grad):
     data, indices = call.args
     if call.attrs["batch_dims"]:
-        raise NotImplementedError("the gradient of gather_nd supports batch_dims=0 only")
+        raise GradientError("the gradient of gather_nd supports batch_dims=0 only")
     return [scatter_nd(_zeros(data), indices, out_grad, mode="add"), _zeros(indices)]
 
 
@@ -239,7 +239,7 @@ def _scatter_elements_grad(call, out_grad):
     if reduction == "update":
         data_grad = scatter_elements(out_grad, indices, _zeros(updates), axis, "update")
         return [data_grad, _zeros(indices), updates_grad]
-    raise NotImplementedError(f"the gradient of scatter_elements with reduction={reduction!r} "
+    raise GradientError(f"the gradient of scatter_elements with reduction={reduction!r} "
                               f"is not implemented (update and add are)")
 
 

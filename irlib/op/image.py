@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import Tuple, const
 from ..ir.types import TensorType, normalize_dtype
 from ._composite import arg_types, composite_grad
@@ -185,7 +185,7 @@ def _static_hw(data, layout, what):
     shape = arg_types([data], what)[0].shape
     hw = (shape[layout.index("H")], shape[layout.index("W")])
     if not all(isinstance(v, int) for v in hw):
-        raise NotImplementedError(f"the gradient of {what} needs a static spatial size")
+        raise GradientError(f"the gradient of {what} needs a static spatial size")
     return hw
 
 
@@ -241,7 +241,7 @@ def _resize_ref(data, **attrs):
 @composite_grad
 def _resize_grad(data, **attrs):
     if attrs["out_dtype"] and not normalize_dtype(attrs["out_dtype"]).startswith("float"):
-        raise NotImplementedError("image.resize2d with an integer out_dtype has no gradient")
+        raise GradientError("image.resize2d with an integer out_dtype has no gradient")
     out = resize_expr(data, attrs["layout"], _static_hw(data, attrs["layout"],
                                                          "image.resize2d"),
                       attrs["size"], attrs["method"], attrs["coordinate_transformation_mode"],

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.dims import Any, AnyDim, DimExpr, floordiv
 from ..ir.expr import Constant, Expr, const
 from ..ir.types import TensorType
@@ -150,7 +150,7 @@ def _strided_slice_grad(call, out_grad):
         ndim = checked_type_for_grad(data, "strided_slice").ndim
         positions = [a % ndim for a in positions]
     if any(isinstance(v, DimExpr) for v in tuple(attrs["begin"]) + tuple(attrs["end"])):
-        raise NotImplementedError("the gradient of strided_slice with symbolic begin/end is "
+        raise GradientError("the gradient of strided_slice with symbolic begin/end is "
                                   "not supported (strided_set takes constant bounds)")
     count = max(positions, default=-1) + 1
     # Spell the slice over the leading `count` axes (whole-axis slices elsewhere).
@@ -229,7 +229,7 @@ def _strided_set_grad(call, out_grad):
     bounds = []
     for arg in (begin, end, strides):
         if not isinstance(arg, Constant):
-            raise NotImplementedError("the gradient of strided_set needs constant begin, end "
+            raise GradientError("the gradient of strided_set needs constant begin, end "
                                       "and strides")
         bounds.append(arg.data.numpy().tolist())
     data_grad = strided_set(out_grad, make_call("zeros_like", (value,)), begin, end, strides)
@@ -333,7 +333,7 @@ def _take_grad(call, out_grad):
     axis = call.attrs["axis"]
     mode = call.attrs["mode"]
     if call.attrs["batch_dims"]:
-        raise NotImplementedError("the gradient of take supports batch_dims=0 only")
+        raise GradientError("the gradient of take supports batch_dims=0 only")
     target = make_call("zeros_like", (data,))
     if axis is None:
         target = make_call("reshape", (target,), {"newshape": (-1,), "allowzero": False})
@@ -344,7 +344,7 @@ def _take_grad(call, out_grad):
         axis %= data_type.ndim
         size = data_type.shape[axis]
         if not isinstance(size, int):
-            raise NotImplementedError("the gradient of take needs a static size on its axis")
+            raise GradientError("the gradient of take needs a static size on its axis")
         rest = tuple(range(data_type.ndim))
     if mode == "clip":
         indices = make_call("clip", (indices,), {"a_min": 0.0, "a_max": float(size - 1)})
@@ -371,7 +371,7 @@ def _static_product(shape) -> int:
     total = 1
     for dim in shape:
         if not isinstance(dim, int):
-            raise NotImplementedError("the gradient of take needs a static data shape")
+            raise GradientError("the gradient of take needs a static data shape")
         total *= dim
     return total
 

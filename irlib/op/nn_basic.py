@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType, normalize_dtype
 from . import reduce as _reduce
@@ -69,7 +69,7 @@ def _dense_grad(call, out_grad):
         weight_type = _maybe_type(weight)
         units, in_features = weight_type.shape if weight_type is not None else (None, None)
         if not isinstance(units, int) or not isinstance(in_features, int):
-            raise NotImplementedError("the gradient of an N-D nn.dense needs a static weight "
+            raise GradientError("the gradient of an N-D nn.dense needs a static weight "
                                       "shape")
         flat_grad = _transform.reshape(out_grad, (-1, units))
         flat_data = _transform.reshape(data, (-1, in_features))

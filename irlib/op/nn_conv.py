@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.dims import Any, AnyDim
 from ..ir.types import TensorType, normalize_dtype
 from ._layouts import (from_canonical, layout_positions, pad_spatial, padding4, pair,
@@ -150,7 +150,7 @@ def _conv2d_grad(call, out_grad):
             (data_shape[2 + i] + padding[i] + padding[i + 2] - dilation[i] * (kernel_size[i] - 1)
              - 1) % strides[i] for i in range(2))
         if not all(isinstance(v, int) for v in output_padding + tuple(kernel_size)):
-            raise NotImplementedError("the gradient of a strided nn.conv2d needs static "
+            raise GradientError("the gradient of a strided nn.conv2d needs static "
                                       "spatial sizes")
     # Other layouts: compute in NCHW/OIHW between layout_transforms.
     data = _to_layout(data, data_layout, "NCHW")

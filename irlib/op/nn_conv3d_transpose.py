@@ -13,6 +13,8 @@ The reference is :func:`irlib.op.nn_convnd.conv_transpose_nd`.
 
 from __future__ import annotations
 
+from ..errors import GradientError
+
 from ..ir.expr import const
 from ._composite import composite_grad
 from .nn_conv import conv2d_transpose
@@ -70,7 +72,7 @@ def _as_conv2d_transposes(data, weight, **attrs):
     batch, depth = (data_type.shape[attrs["data_layout"].index(c)] for c in "ND")
     kernel_depth = weight_type.shape[attrs["kernel_layout"].index("D")]
     if not all(isinstance(v, int) for v in (batch, depth, kernel_depth)):
-        raise NotImplementedError(f"the gradient of {_NAME} needs static batch and depth")
+        raise GradientError(f"the gradient of {_NAME} needs static batch and depth")
     strides = ntuple(attrs["strides"], 3, "strides")
     dilation = ntuple(attrs["dilation"], 3, "dilation")
     extra = ntuple(attrs["output_padding"], 3, "output_padding")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.dims import Any, AnyDim
 from ..ir.expr import const
 from ..ir.types import TensorType, normalize_dtype
@@ -222,7 +222,7 @@ def _conv1d_grad(call, out_grad):
     width = data_type.shape[attrs["data_layout"].index("W")]
     kernel = weight_type.shape[attrs["kernel_layout"].index("W")]
     if not (isinstance(width, int) and isinstance(kernel, int)):
-        raise NotImplementedError("the gradient of nn.conv1d needs static spatial sizes")
+        raise GradientError("the gradient of nn.conv1d needs static spatial sizes")
     extra = (width + before + after - dilation * (kernel - 1) - 1) % stride
 
     def lift(expr, source, canonical):
@@ -261,7 +261,7 @@ def _conv3d_as_conv2d(data, weight, **attrs):
     out_channels, _, kernel_depth = (weight_type.shape[attrs["kernel_layout"].index(c)]
                                      for c in "OID")
     if not all(isinstance(v, int) for v in (batch, depth, kernel_depth)):
-        raise NotImplementedError("the gradient of nn.conv3d needs static batch and depth")
+        raise GradientError("the gradient of nn.conv3d needs static batch and depth")
     strides = ntuple(attrs["strides"], 3, "strides")
     dilation = ntuple(attrs["dilation"], 3, "dilation")
     pads = padding_n(attrs["padding"], 3)

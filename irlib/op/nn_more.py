@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import Expr, TupleGetItem, TupleWrapper, const
 from ..ir.types import TensorType, TupleType
 from . import reduce as _reduce
@@ -210,7 +210,7 @@ def _pad_copy_forward(data, pad_value, pad_width, pad_mode):
         if not (before or after):
             continue
         if not isinstance(size, int):
-            raise NotImplementedError("the gradient of edge/reflect nn.pad needs static sizes")
+            raise GradientError("the gradient of edge/reflect nn.pad needs static sizes")
 
         def piece(start, stop, reverse_it):
             part = strided_slice(out, [start], [stop], [1], axes=[axis])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import const
 from ..ir.types import TensorType, normalize_dtype
 from ._composite import arg_types, composite_grad
@@ -371,7 +371,7 @@ def _lrn_grad(data, size=5, axis=1, bias=2.0, alpha=1e-5, beta=0.75):
     axis %= data_type.ndim
     channels = data_type.shape[axis]
     if not isinstance(channels, int):
-        raise NotImplementedError("the gradient of nn.lrn needs a static channel count")
+        raise GradientError("the gradient of nn.lrn needs a static channel count")
     square = _call("multiply", data, data)
     widths = [(0, 0)] * data_type.ndim
     widths[axis] = (size // 2, size - 1 - size // 2)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import Tuple, const
 from ..ir.types import TensorType
 from ._composite import arg_types, composite_grad
@@ -135,7 +135,7 @@ def _pool3d_forward(kind: str):
         layout = attrs["layout"]
         batch, depth, height, width = (shape[layout.index(c)] for c in "NDHW")
         if not all(isinstance(v, int) for v in (batch, depth, height, width)):
-            raise NotImplementedError(f"the gradient of nn.{kind}_pool3d needs static sizes")
+            raise GradientError(f"the gradient of nn.{kind}_pool3d needs static sizes")
         pool, strides, dilation, pads = _geometry(attrs, 3)
         out = [pool_out_size(size, pool[i], strides[i], dilation[i], pads[i], pads[3 + i],
                              attrs["ceil_mode"]) for i, size in enumerate((depth, height,
@@ -231,7 +231,7 @@ def _lift_1d_grad(name2d: str):
 def _lp_expr(x, attrs2d, p, pool, height_axis):
     # sum(|x|^p) = avg_pool(|x|^p, count_include_pad) * window size (no ceil_mode).
     if attrs2d["ceil_mode"]:
-        raise NotImplementedError("the gradient of an lp pool with ceil_mode is not "
+        raise GradientError("the gradient of an lp pool with ceil_mode is not "
                                   "implemented")
     powered = make_call("power", (make_call("abs", (x,)), make_call("cast_like", (const(p), x))))
     attrs2d = dict(attrs2d, count_include_pad=True)
@@ -403,7 +403,7 @@ def _adaptive_forward(kind: str, n: int):
             axis = 2 + i
             length = shape[layout.index(canonical[axis])]
             if not isinstance(length, int):
-                raise NotImplementedError("the gradient of an adaptive pool needs static "
+                raise GradientError("the gradient of an adaptive pool needs static "
                                           "spatial sizes")
             size = length if size is None else size
             starts, ends = adaptive_bins(length, size)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import Tuple, const
 from ..ir.types import TensorType
 from ._composite import arg_types, composite_grad
@@ -213,7 +213,7 @@ def _attention_grad(query, key, value, scale=None, causal=False):
     if scale is None:
         head = q_type.shape[-1]
         if not isinstance(head, int):
-            raise NotImplementedError("the gradient of nn.attention needs a static head size "
+            raise GradientError("the gradient of nn.attention needs a static head size "
                                       "(or an explicit scale)")
         scale = 1.0 / np.sqrt(head)
     scores = _call("einsum", Tuple([query, key]), equation=f"{batch}qd,{batch}kd->{batch}qk")
@@ -221,7 +221,7 @@ def _attention_grad(query, key, value, scale=None, causal=False):
     if causal:
         queries, keys = q_type.shape[-2], k_type.shape[-2]
         if not (isinstance(queries, int) and isinstance(keys, int)):
-            raise NotImplementedError("the gradient of a causal nn.attention needs static "
+            raise GradientError("the gradient of a causal nn.attention needs static "
                                       "sequence lengths")
         scores = _call("where", const(_causal_mask(queries, keys)), scores,
                        _scalar(-np.inf, scores))

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.expr import Tuple, TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType, normalize_dtype
 from .registry import OpPattern, make_call, register_op
@@ -127,7 +127,7 @@ def _meshgrid_grad(call, out_grad):
     data = call.args[0]
     count = len(call.checked_type.fields) if _has_type(call) else None
     if count is None:
-        raise NotImplementedError("the gradient of meshgrid needs the call's type")
+        raise GradientError("the gradient of meshgrid needs the call's type")
     grads = []
     for i, axis in enumerate(_grid_axes(count, call.attrs["indexing"])):
         summed = make_call("sum", (TupleGetItem(out_grad, i),),
@@ -270,18 +270,18 @@ def _einsum_ref(data, equation=""):
 def _einsum_grad(call, out_grad):
     data = call.args[0]
     if not _has_type(data):
-        raise NotImplementedError("the gradient of einsum needs the argument types")
+        raise GradientError("the gradient of einsum needs the argument types")
     fields = data.checked_type.fields
     inputs, output = parse_einsum(call.attrs["equation"], [f.ndim for f in fields])
     grads = []
     for k, labels in enumerate(inputs):
         if len(set(labels)) != len(labels) or any(l.isdigit() for l in labels):
-            raise NotImplementedError("the gradient of einsum with repeated subscripts or "
+            raise GradientError("the gradient of einsum with repeated subscripts or "
                                       "ellipses is not implemented")
         available = set(output).union(*[set(inputs[j]) for j in range(len(inputs)) if j != k])
         missing = [l for l in labels if l not in available]
         if missing:
-            raise NotImplementedError("the gradient of einsum with an operand-only summed "
+            raise GradientError("the gradient of einsum with an operand-only summed "
                                       "subscript is not implemented")
         terms = [output] + [inputs[j] for j in range(len(inputs)) if j != k]
         operands = [out_grad] + [TupleGetItem(data, j) for j in range(len(inputs)) if j != k]

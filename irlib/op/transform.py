@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import GradientError, TypeInferenceError
 from ..ir.dims import Any, AnyDim, DimExpr
 from ..ir.expr import Tuple, TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType
@@ -30,12 +30,12 @@ def checked_type_for_grad(expr, what: str):
     """The type of an already type-checked expression (a few gradients need it).
 
     Raises:
-        NotImplementedError: if ``expr`` has not been through type inference.
+        GradientError: if ``expr`` has not been through type inference.
     """
     try:
         ty = expr.checked_type
     except Exception:  # noqa: BLE001 - UntypedError; re-raised with the op's context
-        raise NotImplementedError(f"the gradient of {what} needs the argument types; run "
+        raise GradientError(f"the gradient of {what} needs the argument types; run "
                                   f"type inference before taking the gradient") from None
     return ty
 
@@ -316,7 +316,7 @@ def _concatenate_grad(call, out_grad):
     for field in fields[:-1]:
         size = field.shape[axis]
         if not isinstance(size, int):
-            raise NotImplementedError("the gradient of concatenate needs static sizes along "
+            raise GradientError("the gradient of concatenate needs static sizes along "
                                       "the axis")
         position += size
         offsets.append(position)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..errors import IRError
+from ..errors import GradientError, IRError
 from ..ir import expr as E
 from ..ir.functor import free_vars, post_order
 from ..ir.types import TensorType, TupleType
@@ -70,6 +70,21 @@ def _split(adjoint, ty):
     if isinstance(adjoint, E.Tuple):
         return [_split(f, t) for f, t in zip(adjoint.fields, ty.fields)]
     return [_split(E.TupleGetItem(adjoint, i), t) for i, t in enumerate(ty.fields)]
+
+
+def call_grad_rule(op_def, call, out_grad):
+    """Run ``op_def``'s gradient rule on ``call``.
+
+    Raises:
+        GradientError: when the rule cannot differentiate the call (names the op); a bare
+            ``NotImplementedError`` from a rule registered outside irlib is wrapped too.
+    """
+    try:
+        return op_def.grad(call, out_grad)
+    except GradientError as error:
+        raise GradientError(f"gradient of {op_def.name}: {error}") from error
+    except NotImplementedError as error:
+        raise GradientError(f"gradient of {op_def.name}: {error or 'not supported'}") from error
 
 
 def _materialize(adjoint, ty, primal):
@@ -168,7 +183,7 @@ class _Backward:
             raise IRError(f"gradient: operator {op_def.name!r} has no registered gradient "
                           f"(input has operators with missing gradients)")
         out_grad = _materialize(adjoint, var.checked_type, var)
-        grads = op_def.grad(call, out_grad)
+        grads = call_grad_rule(op_def, call, out_grad)
         for arg, grad in zip(call.args, grads):
             if type(arg) is not E.Var or not _differentiable(arg.checked_type):
                 continue

@@ -37,6 +37,7 @@ from ..ir.functor import pattern_vars, post_order, rename_pattern
 from ..ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
 from ..op import registry
 from ._rewrite import substitute
+from .gradient import call_grad_rule
 from .to_a_normal_form import to_a_normal_form
 
 _UNIT = TupleType(())
@@ -255,7 +256,7 @@ class _Transformer:
         if op_def.grad is None:
             raise IRError(f"gradient: operator {op_def.name!r} has no registered gradient "
                           f"(input has operators with missing gradients)")
-        grads = op_def.grad(forward, _grad_read(new_var, out_type))
+        grads = call_grad_rule(op_def, forward, _grad_read(new_var, out_type))
         back = []
         for arg, grad in zip(call.args, grads):
             if type(arg) is not E.Var or not _is_float(arg.checked_type):
