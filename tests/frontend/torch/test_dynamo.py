@@ -74,7 +74,7 @@ def test_unsupported_op_in_a_captured_graph():
         dynamo_capture_subgraphs(Model(), torch.randn(3, 3))
 
 
-@pytest.mark.parametrize("name", ["resnet18", "bert", "gpt2_block"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "bert", "gpt2_block", "lstm"])
 def test_torch_compile_backend_matches_eager(name):
     model = _models.make(name)
     inputs = _models.example_inputs(name)
