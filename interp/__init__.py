@@ -10,7 +10,8 @@
   :mod:`interp.testing`: the ``relay.testing`` facade;
 * ``save_param_dict`` / ``load_param_dict`` (:mod:`interp.params`): TVM's parameter blob;
 * ``build(mod, target, params)``, ``load_module(path)``, ``run_model`` and
-  :mod:`interp.graph_executor`: compiling to and running on the graph executor.
+  :mod:`interp.graph_executor`: compiling to and running on the graph executor;
+  :mod:`interp.debug_executor`: the same, timed node by node (``profile_model``).
 
 This package imports ``irlib``; ``irlib`` never imports it at module import time.
 """
@@ -19,6 +20,7 @@ from irlib.ndarray import Device, NDArray, cpu, cuda  # noqa: F401
 
 from . import nat, nd, testing, values  # noqa: F401
 from . import graph_executor  # noqa: F401
+from . import debug_executor  # noqa: F401
 from . import distributed  # noqa: F401  (installs the MPI provider of the ccl ops)
 from .build import build, load_module, run_model  # noqa: F401
 from .executor import BoundFunction, Executor, create_executor  # noqa: F401

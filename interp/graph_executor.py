@@ -103,6 +103,7 @@ class GraphExecutor:
     def __init__(self, graph_json: str, libmod, device: Device | None = None):
         self.graph = parse_graph(graph_json)
         self.device = device or cpu(0)
+        self.libmod = libmod          # kept for the debug executor (op names, FLOPs)
         if self.graph.is_symbolic:
             from .graph_symbolic import SymbolicRuntime
             self.runtime = SymbolicRuntime(self.graph, _lookup(libmod))
