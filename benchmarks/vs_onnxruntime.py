@@ -1,0 +1,241 @@
+"""irlib's graph executor vs onnxruntime on the zoo models, each engine in its own process.
+
+Run: ``python benchmarks/vs_onnxruntime.py [--models resnet18,mobilenet] [--repeat 20]
+[--threads N] [--json out.json]`` (default: every model of :data:`MODELS`).
+
+For each model (batch 1): the parent builds the zoo workload (``zoo.catalog.workload``),
+exports it with ``irlib.frontend.onnx.to_onnx`` and draws seeded random inputs. Then, back to
+back, one worker process per engine (this script with ``--worker``) loads the model, runs it
+once to warm up (irlib's first run compiles the numba kernels, cached on disk) and
+``--repeat`` timed times, and reports its times and its peak resident memory
+(``resource.getrusage``, the whole process: interpreter, libraries, weights, buffers):
+
+* **irlib**: the zoo module built as ``irlib run`` builds it (``PassContext(opt_level=3)``,
+  ``create_executor("graph", target="cpu")``, weights bound at build), called with the inputs
+  (setting inputs, running the graph and copying the outputs out are timed);
+* **onnxruntime**: an ``InferenceSession`` (CPU provider, ``intra_op_num_threads`` =
+  ``--threads``, default graph optimizations) on the exported model, ``session.run``.
+
+Each worker has every thread pool (numba, OpenMP, OpenBLAS, MKL) limited to ``--threads``
+(default: all cores). The table gives the median ms of each engine, the ratio irlib /
+onnxruntime (below 1: irlib is faster), the peak RSS of each process in MiB and the largest
+difference between the two engines' first outputs (a sanity check of the comparison).
+Timings on a shared machine are noisy: compare ratios taken in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+MODELS = ("mlp", "lstm", "dcgan", "squeezenet1.1", "mobilenet", "resnet18", "resnet50",
+          "densenet121", "inception_v3", "vgg16")
+"""The models of issue #17's table, in its order."""
+
+ENGINES = ("irlib", "onnxruntime")
+
+
+# -- the workers (one process per engine) ------------------------------------------------------
+
+def _load_inputs(path: str) -> list:
+    """The input arrays saved by the parent, in ``main``'s parameter order."""
+    with np.load(path) as data:
+        return [data[f"arg{k}"] for k in range(len(data.files))]
+
+
+def _irlib_call(model: str, inputs: list, threads: int):
+    """A callable running the zoo model on irlib's graph executor, built as ``irlib run``."""
+    import irlib
+    import interp
+    from zoo.catalog import workload
+    mod, params = workload(model, 1)
+    with irlib.transform.PassContext(opt_level=3):
+        mod = irlib.transform.InferType()(mod)
+        func = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
+                                      params=params).evaluate()
+    return lambda: func(*inputs)
+
+
+def _onnxruntime_call(onnx_path: str, inputs: list, threads: int):
+    """A callable running the exported model on onnxruntime's CPU provider."""
+    import onnxruntime
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(onnx_path, options,
+                                           providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    if len(names) != len(inputs):
+        raise SystemExit(f"the ONNX model has {len(names)} inputs, irlib's main "
+                         f"{len(inputs)}")
+    feed = dict(zip(names, inputs))
+    return lambda: session.run(None, feed)
+
+
+def _first_array(output) -> np.ndarray:
+    """The first tensor of an engine's output, as numpy."""
+    while isinstance(output, (list, tuple)) or hasattr(output, "fields"):
+        output = output[0]
+    return np.asarray(output.numpy() if hasattr(output, "numpy") else output)
+
+
+def worker(args) -> int:
+    """Time one engine in this process; print one JSON line (times, RSS)."""
+    inputs = _load_inputs(args.inputs)
+    started = time.perf_counter()
+    if args.worker == "irlib":
+        call = _irlib_call(args.model, inputs, args.threads)
+    else:
+        call = _onnxruntime_call(args.onnx, inputs, args.threads)
+    build_s = time.perf_counter() - started
+    started = time.perf_counter()
+    output = call()
+    warmup_ms = 1e3 * (time.perf_counter() - started)
+    times = []
+    for _ in range(max(args.repeat, 1)):
+        started = time.perf_counter()
+        call()
+        times.append(1e3 * (time.perf_counter() - started))
+    np.save(args.output, _first_array(output))
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # KiB on Linux
+    print(json.dumps({"engine": args.worker, "build_s": build_s, "warmup_ms": warmup_ms,
+                      "times_ms": times, "peak_rss_mib": peak_kib / 1024.0}))
+    return 0
+
+
+# -- the parent ---------------------------------------------------------------------------------
+
+def _worker_env(threads: int) -> dict:
+    """The environment of a worker: every thread pool limited to ``threads``."""
+    env = dict(os.environ)
+    for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                 "MKL_NUM_THREADS"):
+        env[name] = str(threads)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_worker(engine: str, model: str, workdir: str, args) -> dict:
+    """Run one engine's worker process; its JSON result plus its first output array."""
+    output = os.path.join(workdir, f"{engine}.npy")
+    command = [sys.executable, os.path.abspath(__file__), "--worker", engine,
+               "--model", model, "--inputs", os.path.join(workdir, "inputs.npz"),
+               "--output", output, "--onnx", os.path.join(workdir, "model.onnx"),
+               "--repeat", str(args.repeat), "--threads", str(args.threads)]
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env=_worker_env(args.threads))
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise RuntimeError(f"{engine} on {model} failed: "
+                           f"{lines[-1] if lines else 'no output'}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["output"] = np.load(output)
+    return result
+
+
+def bench_model(model: str, args) -> dict:
+    """Export ``model``, time both engines in their own processes; one table row."""
+    import irlib
+    from irlib.frontend.onnx import to_onnx
+    from zoo.catalog import workload
+    mod, params = workload(model, 1)
+    main = irlib.transform.InferType()(mod)["main"]
+    rng = np.random.default_rng(args.seed)
+    inputs = [rng.standard_normal([int(d) for d in p.checked_type.shape])
+              .astype(p.checked_type.dtype)
+              for p in main.params if p.name_hint not in params]
+    row = {"model": model}
+    with tempfile.TemporaryDirectory(prefix="irlib-vs-ort-") as workdir:
+        np.savez(os.path.join(workdir, "inputs.npz"),
+                 **{f"arg{k}": value for k, value in enumerate(inputs)})
+        with open(os.path.join(workdir, "model.onnx"), "wb") as handle:
+            handle.write(to_onnx(mod, params).SerializeToString())
+        del mod, params, main
+        results = {engine: run_worker(engine, model, workdir, args) for engine in ENGINES}
+    for engine, result in results.items():
+        row[f"{engine}_ms"] = statistics.median(result["times_ms"])
+        row[f"{engine}_min_ms"] = min(result["times_ms"])
+        row[f"{engine}_rss_mib"] = result["peak_rss_mib"]
+        row[f"{engine}_warmup_ms"] = result["warmup_ms"]
+        row[f"{engine}_build_s"] = result["build_s"]
+    row["ratio"] = row["irlib_ms"] / row["onnxruntime_ms"]
+    a, b = (results[e]["output"].astype("float64") for e in ENGINES)
+    row["max_abs_diff"] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
+    return row
+
+
+def table(rows: list) -> list:
+    """The lines of the Markdown table of ``rows``."""
+    lines = ["| model | irlib ms | onnxruntime ms | ratio | irlib RSS MiB | "
+             "onnxruntime RSS MiB | max abs diff |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        lines.append(f"| {row['model']} | {_ms(row['irlib_ms'])} | "
+                     f"{_ms(row['onnxruntime_ms'])} | {row['ratio']:.2f} | "
+                     f"{row['irlib_rss_mib']:.0f} | {row['onnxruntime_rss_mib']:.0f} | "
+                     f"{row['max_abs_diff']:.2g} |")
+    return lines
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3f}" if value < 1 else f"{value:.2f}" if value < 100 else f"{value:.1f}"
+
+
+def main(argv=None) -> int:
+    """Parse the arguments; run a worker, or the whole comparison."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated zoo models (default: {','.join(MODELS)})")
+    parser.add_argument("--repeat", type=int, default=20,
+                        help="timed runs per engine after one warm-up run (default 20)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="threads each engine may use (default: all cores)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--json", default=None, help="also write the rows to this file")
+    parser.add_argument("--worker", choices=ENGINES, help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--inputs", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help=argparse.SUPPRESS)
+    parser.add_argument("--onnx", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        return worker(args)
+    if args.repeat < 20:
+        print(f"note: --repeat {args.repeat} is below the 20 runs the comparison asks for",
+              file=sys.stderr)
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    from zoo.catalog import names
+    unknown = [m for m in models if m not in names()]
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; known: {', '.join(names())}")
+    print(f"irlib vs onnxruntime, batch 1, {args.threads} thread(s), median of {args.repeat} "
+          f"runs, each engine in its own process", flush=True)
+    rows = []
+    for model in models:
+        row = bench_model(model, args)
+        rows.append(row)
+        print(f"  {model}: irlib {_ms(row['irlib_ms'])} ms, onnxruntime "
+              f"{_ms(row['onnxruntime_ms'])} ms, ratio {row['ratio']:.2f}, RSS "
+              f"{row['irlib_rss_mib']:.0f} / {row['onnxruntime_rss_mib']:.0f} MiB, irlib "
+              f"warm-up {row['irlib_warmup_ms']:.0f} ms", flush=True)
+    print("\n".join(table(rows)))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(rows, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
