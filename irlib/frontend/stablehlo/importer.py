@@ -29,6 +29,7 @@ from ...ir.module import IRModule
 from ...ir.types import TensorType, TupleType
 from ...ndarray import NDArray
 from ...op import registry as op_registry
+from .._type_table import TypeTable
 from . import mlir, registry
 from .errors import StableHLOConversionError, StableHLOOpNotImplemented
 
@@ -67,16 +68,18 @@ class Scope:
         raise StableHLOConversionError(f"value {value} is used before it is defined")
 
 
-class Context:
+class Context(TypeTable):
     """The conversion state and the helpers converters use.
 
     Args:
         functions: ``{symbol name: func.func operation}`` of the module.
     """
 
+    conversion_error = StableHLOConversionError
+
     def __init__(self, functions: dict):
+        super().__init__()
         self.functions = functions
-        self.types: dict = {}
         self.sym: dict = {}
         self.offsets: dict = {}
         self.iotas: dict = {}
@@ -87,44 +90,6 @@ class Context:
         self.lifted_rank = 0
         self.scope = Scope()
         self._inlining: list = []
-
-    # -- types ---------------------------------------------------------------------------
-    def type_of(self, expr):
-        """The type recorded (or derivable) for ``expr``."""
-        ty = self.types.get(expr)
-        if ty is not None:
-            return ty
-        if isinstance(expr, E.Var) and expr.type_annotation is not None:
-            return expr.type_annotation
-        if isinstance(expr, E.Constant):
-            array = expr.data.numpy()
-            return TensorType(array.shape, str(array.dtype))
-        raise StableHLOConversionError(f"internal: no type known for {type(expr).__name__}")
-
-    def set_type(self, expr, ty):
-        """Record ``ty`` as the type of ``expr``; returns ``expr``."""
-        self.types[expr] = ty
-        return expr
-
-    def shape(self, expr) -> tuple:
-        """The shape of tensor ``expr`` (dims may be symbolic or ``Any``)."""
-        ty = self.type_of(expr)
-        if not isinstance(ty, TensorType):
-            raise StableHLOConversionError(f"expected a tensor, got a value of type {ty}")
-        return tuple(ty.shape)
-
-    def static_shape(self, expr):
-        """The shape of ``expr`` as ints, or None when some dim is not a known integer."""
-        dims = self.shape(expr)
-        return tuple(int(d) for d in dims) if all(_is_int(d) for d in dims) else None
-
-    def ndim(self, expr) -> int:
-        """The rank of tensor ``expr``."""
-        return len(self.shape(expr))
-
-    def dtype(self, expr) -> str:
-        """The dtype of tensor ``expr``."""
-        return self.type_of(expr).dtype
 
     # -- building ------------------------------------------------------------------------
     def const(self, value, dtype=None):

@@ -18,6 +18,7 @@ from ...ir.dims import DimExpr
 from ...ir.types import TensorType, TupleType
 from ...ndarray import NDArray
 from ...op import registry as op_registry
+from .._type_table import TypeTable
 from . import dtypes
 from .errors import TorchConversionError
 
@@ -46,7 +47,7 @@ def is_dim(value) -> bool:
         isinstance(value, DimExpr)
 
 
-class Context:
+class Context(TypeTable):
     """Typed builder shared by the converters of one import.
 
     Args:
@@ -60,9 +61,11 @@ class Context:
         node_name: the name of the node being converted (for messages).
     """
 
+    conversion_error = TorchConversionError
+
     def __init__(self, keep_params_as_input: bool = False):
+        super().__init__()
         self.keep_params_as_input = keep_params_as_input
-        self.types: dict = {}
         self.weight_vars: list = []
         self.weight_values: list = []
         self._weights: dict = {}
@@ -70,39 +73,6 @@ class Context:
         self.size_sources: dict = {}
         self.module_path = ""
         self.node_name = ""
-
-    # -- types ---------------------------------------------------------------------------
-    def type_of(self, expr):
-        """The type of ``expr`` (built by this context)."""
-        ty = self.types.get(expr)
-        if ty is not None:
-            return ty
-        if isinstance(expr, E.Var) and expr.type_annotation is not None:
-            return expr.type_annotation
-        if isinstance(expr, E.Constant):
-            array = expr.data.numpy()
-            return TensorType(array.shape, str(array.dtype))
-        raise TorchConversionError(f"expected a tensor value, got {expr!r}")
-
-    def set_type(self, expr, ty):
-        """Record the type of ``expr``; returns ``expr``."""
-        self.types[expr] = ty
-        return expr
-
-    def shape(self, expr) -> tuple:
-        """The shape of tensor ``expr`` (dims are ints or symbolic size expressions)."""
-        ty = self.type_of(expr)
-        if not isinstance(ty, TensorType):
-            raise TorchConversionError(f"expected a tensor, got a value of type {ty}")
-        return tuple(ty.shape)
-
-    def ndim(self, expr) -> int:
-        """The rank of tensor ``expr``."""
-        return len(self.shape(expr))
-
-    def dtype(self, expr) -> str:
-        """The dtype of tensor ``expr``."""
-        return self.type_of(expr).dtype
 
     # -- values --------------------------------------------------------------------------
     def const(self, value, dtype=None):
