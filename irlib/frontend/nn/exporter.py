@@ -166,12 +166,30 @@ class _InputMaker:
         return type(arg_spec.elements)(items)
 
 
-def _pack(builder_vars, name: str):
-    """One tuple parameter holding ``builder_vars``' types, and a field access for each."""
-    packed = E.Var(name, TupleType([v.type_annotation for v in builder_vars]))
-    fields = [emit(E.TupleGetItem(packed, index), v.name_hint)
-              for index, v in enumerate(builder_vars)]
-    return packed, fields
+def _with_mode(mode: str, owned: list, packed_name: str, rebind) -> list:
+    """The function parameters for the variables of weights or effect states.
+
+    ``"plain"``: the variables themselves. ``"packed"``: one tuple parameter, and each owner
+    is rebound (``rebind(owner, fields)``) to field accesses of it. ``"none"``: nothing.
+
+    Args:
+        mode: ``"plain"``, ``"packed"`` or ``"none"``.
+        owned: ``[(owner, [var, ...]), ...]`` (a Parameter or an Effect and its variables).
+        packed_name: the tuple parameter's name.
+        rebind: makes an owner use the given field expressions.
+    """
+    flat = [var for _, variables in owned for var in variables]
+    if mode == "plain":
+        return flat
+    if mode != "packed" or not flat:
+        return []
+    packed = E.Var(packed_name, TupleType([v.type_annotation for v in flat]))
+    fields = [emit(E.TupleGetItem(packed, index), v.name_hint) for index, v in enumerate(flat)]
+    start = 0
+    for owner, variables in owned:
+        rebind(owner, fields[start:start + len(variables)])
+        start += len(variables)
+    return [packed]
 
 
 def _emit_method(exporter, name: str, method_spec, params, effects) -> E.Function:
@@ -184,35 +202,22 @@ def _emit_method(exporter, name: str, method_spec, params, effects) -> E.Functio
         inputs.append(var)
         args.append(arg)
 
-    effect_vars = []
+    created = []
     for effect_name, effect in effects:
-        created = list(effect.create(effect_name))
-        effect.set_state(created)
-        effect_vars.extend(created)
-    if method_spec.effect_mode == "plain":
-        inputs.extend(effect_vars)
-    elif method_spec.effect_mode == "packed" and effect_vars:
-        packed, fields = _pack(effect_vars, "packed_effects")
-        inputs.append(packed)
-        start = 0
-        for effect_name, effect in effects:
-            count = len(effect.create(effect_name))
-            effect.set_state(fields[start:start + count])
-            start += count
+        state = list(effect.create(effect_name))
+        effect.set_state(state)
+        created.append((effect, state))
+    inputs += _with_mode(method_spec.effect_mode, created, "packed_effects",
+                         lambda effect, fields: effect.set_state(fields))
     num_input = len(inputs)
 
-    param_vars = []
+    weights = []
     for param_name, param in params:
         var = E.Var(param_name, TensorType(param._type.shape, param.dtype))
         param._rebind(var)
-        param_vars.append(var)
-    if method_spec.param_mode == "plain":
-        inputs.extend(param_vars)
-    elif method_spec.param_mode == "packed" and param_vars:
-        packed, fields = _pack(param_vars, "packed_params")
-        inputs.append(packed)
-        for (_, param), field in zip(params, fields):
-            param._rebind(field)
+        weights.append((param, [var]))
+    inputs += _with_mode(method_spec.param_mode, weights, "packed_params",
+                         lambda param, fields: param._rebind(fields[0]))
 
     result = _unwrap(method_spec.method(*args), f"method {name}")
     effect_outputs = [out for _, effect in effects for out in effect.finalize()]
