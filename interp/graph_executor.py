@@ -132,7 +132,7 @@ class GraphExecutor:
     def load_params(self, params_bytes) -> None:
         """Copy the arrays of a params blob into the inputs of the same names."""
         from .params import load_param_dict
-        for name, value in load_param_dict(bytes(params_bytes)).items():
+        for name, value in load_param_dict(params_bytes).items():
             index = self.runtime.input_index(name)
             if index >= 0:
                 self.runtime.set_input(index, value.numpy())
@@ -144,7 +144,7 @@ class GraphExecutor:
         if not isinstance(other, GraphExecutor):
             raise IRError(f"share_params needs a GraphExecutor (or GraphModule), got "
                           f"{type(other).__name__}")
-        for name in load_param_dict(bytes(params_bytes)):
+        for name in load_param_dict(params_bytes):
             index = self.runtime.input_index(name)
             other_index = other.runtime.input_index(name)
             if index >= 0 and other_index >= 0:
@@ -250,9 +250,9 @@ class GraphModule:
     def get_input(self, index, out=None):
         """The live input array (an NDArray view, not a copy); with ``out``, a copy into it.
 
-        Returns None for an unknown name (as TVM does).
+        Returns None for an unknown name or an index out of range (as TVM does).
         """
-        position = self._runtime.input_index(index) if isinstance(index, str) else index
+        position = self._runtime.input_index(index)   # -1 for an unknown name or index
         if position < 0:
             return None
         array = self._runtime.input_array(position)
