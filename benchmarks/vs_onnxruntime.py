@@ -8,7 +8,7 @@ exports it with ``irlib.frontend.onnx.to_onnx`` and draws seeded random inputs. 
 back, one worker process per engine (this script with ``--worker``) loads the model, runs it
 once to warm up (irlib's first run compiles the numba kernels, cached on disk) and
 ``--repeat`` timed times, and reports its times and its peak resident memory
-(``resource.getrusage``, the whole process: interpreter, libraries, weights, buffers):
+(the whole process: interpreter, libraries, weights, buffers; see :func:`peak_rss_mib`):
 
 * **irlib**: the zoo module built as ``irlib run`` builds it (``PassContext(opt_level=3)``,
   ``create_executor("graph", target="cpu")``, weights bound at build), called with the inputs
@@ -109,10 +109,28 @@ def worker(args) -> int:
         call()
         times.append(1e3 * (time.perf_counter() - started))
     np.save(args.output, _first_array(output))
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # KiB on Linux
     print(json.dumps({"engine": args.worker, "build_s": build_s, "warmup_ms": warmup_ms,
-                      "times_ms": times, "peak_rss_mib": peak_kib / 1024.0}))
+                      "times_ms": times, "peak_rss_mib": peak_rss_mib()}))
     return 0
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory in MiB.
+
+    ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` is the first choice, but Linux carries it
+    over an ``exec``: a worker started from a parent that holds a model reports at least the
+    parent's peak. So where ``/proc/self/status`` has ``VmHWM`` (the high-water mark of this
+    process image's own memory) that is used; both figures are the same otherwise.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0          # kB
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2.0 ** 20 if sys.platform == "darwin" else peak / 1024.0  # bytes / KiB
 
 
 # -- the parent ---------------------------------------------------------------------------------
@@ -220,8 +238,9 @@ def main(argv=None) -> int:
     unknown = [m for m in models if m not in names()]
     if unknown:
         parser.error(f"unknown model(s) {unknown}; known: {', '.join(names())}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"irlib vs onnxruntime, batch 1, {args.threads} thread(s), median of {args.repeat} "
-          f"runs, each engine in its own process", flush=True)
+          f"runs, each engine in its own process (load average {load})", flush=True)
     rows = []
     for model in models:
         row = bench_model(model, args)
