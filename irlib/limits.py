@@ -33,8 +33,7 @@ def max_tensor_bytes() -> int:
     """The current limit in bytes (PassContext option, else env var, else the default).
 
     Raises:
-        TensorTooLargeError: never; a malformed setting raises :class:`irlib.errors.IRError`
-            naming the setting.
+        IRError: when the setting is not a non-negative integer (names the setting).
     """
     from .transform.pass_infra import PassContext
     value = PassContext.current().config.get(CONFIG_KEY)
