@@ -19,7 +19,8 @@ once to warm up (irlib's first run compiles the numba kernels, cached on disk) a
 Each worker has every thread pool (numba, OpenMP, OpenBLAS, MKL) limited to ``--threads``
 (default: all cores). The table gives the median ms of each engine, the ratio irlib /
 onnxruntime (below 1: irlib is faster), the peak RSS of each process in MiB and the largest
-difference between the two engines' first outputs (a sanity check of the comparison).
+difference between the two engines' first outputs relative to the largest magnitude of
+onnxruntime's (a sanity check that both ran the same model).
 Timings on a shared machine are noisy: compare ratios taken in one run.
 """
 
@@ -191,19 +192,20 @@ def bench_model(model: str, args) -> dict:
     row["ratio"] = row["irlib_ms"] / row["onnxruntime_ms"]
     a, b = (results[e]["output"].astype("float64") for e in ENGINES)
     row["max_abs_diff"] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
+    row["max_rel_diff"] = row["max_abs_diff"] / max(float(np.max(np.abs(b))), 1e-30)
     return row
 
 
 def table(rows: list) -> list:
     """The lines of the Markdown table of ``rows``."""
     lines = ["| model | irlib ms | onnxruntime ms | ratio | irlib RSS MiB | "
-             "onnxruntime RSS MiB | max abs diff |",
+             "onnxruntime RSS MiB | output diff |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         lines.append(f"| {row['model']} | {_ms(row['irlib_ms'])} | "
                      f"{_ms(row['onnxruntime_ms'])} | {row['ratio']:.2f} | "
                      f"{row['irlib_rss_mib']:.0f} | {row['onnxruntime_rss_mib']:.0f} | "
-                     f"{row['max_abs_diff']:.2g} |")
+                     f"{row['max_rel_diff']:.1g} |")
     return lines
 
 
