@@ -240,7 +240,8 @@ class GraphModuleDebug(GraphModule):
 
         Raises:
             UnknownNameError: for an unknown node name or an index out of range.
-            GraphInputError: if ``out`` has another shape than the node's output.
+            GraphInputError: if ``out`` has another shape than the node's output, or (on
+                a graph with symbolic dims) an input that gives a size is not set.
         """
         nid = self.get_node_index(node)
         calls = self._calls()

@@ -218,6 +218,10 @@ def test_symbolic_graph_profile_and_outputs_at_the_bound_size():
     gmod = debug_executor.GraphModuleDebug(factory["default"](interp.cpu(0)))
     graph = factory.get_graph_json()
     name = [nm for _, nm in _executed_nodes(graph) if "dense" in nm][0]
+    with pytest.raises(IRError, match="run the debug module first"):
+        gmod.node_times()
+    with pytest.raises(GraphInputError, match="'x' was not set"):
+        gmod.debug_get_output(name)            # its size is not known yet
     for rows in (3, 5):
         data = rng.standard_normal((rows, 16)).astype(F32)
         gmod.run(x=data)
