@@ -274,3 +274,62 @@ def test_plain_graph_module_still_refuses_debug_get_output(conv_net):
     plain = interp.graph_executor.GraphModule(factory["default"](interp.cpu(0)))
     with pytest.raises(NotImplementedError, match="debug_executor"):
         plain.debug_get_output(0, None)
+
+
+# -- FLOP counting against the formulas, on typed functions (no build) ---------------------------
+
+def _typed(params, body):
+    return irlib.transform.infer_type(irlib.Function(params, body))
+
+
+@settings(max_examples=12, deadline=None)
+@given(channels=st.sampled_from([2, 4, 6]), groups=st.sampled_from([1, 2]),
+       size=st.integers(5, 9), kernel=st.sampled_from([1, 3]), stride=st.sampled_from([1, 2]),
+       nhwc=st.booleans())
+def test_conv_flops_formula(channels, groups, size, kernel, stride, nhwc):
+    from interp.profile_report import group_flops
+    cin, cout = 4, channels
+    if nhwc:
+        x = irlib.var("x", shape=(1, size, size, cin))
+        w = irlib.var("w", shape=(kernel, kernel, cin // groups, cout))
+        layouts = {"data_layout": "NHWC", "kernel_layout": "HWIO"}
+    else:
+        x = irlib.var("x", shape=(1, cin, size, size))
+        w = irlib.var("w", shape=(cout, cin // groups, kernel, kernel))
+        layouts = {}
+    conv = irlib.nn.conv2d(x, w, strides=(stride, stride), groups=groups, channels=cout,
+                           kernel_size=(kernel, kernel), **layouts)
+    out = (size - kernel) // stride + 1
+    func = _typed([x, w], irlib.nn.relu(conv))
+    # each output: a sum over the group's cin/groups channels and kernel x kernel taps
+    assert group_flops(func) == 2 * cout * out * out * (cin // groups) * kernel * kernel
+
+
+def test_transposed_conv_dense_and_matmul_flops():
+    from interp.profile_report import group_flops, group_ops
+    x = irlib.var("x", shape=(1, 4, 5, 5))
+    w = irlib.var("w", shape=(4, 3, 2, 2))        # IOHW: each input feeds 3 channels x 4 taps
+    func = _typed([x, w], irlib.nn.conv2d_transpose(x, w, strides=(2, 2), channels=3,
+                                                    kernel_size=(2, 2)))
+    assert group_flops(func) == 2 * (4 * 5 * 5) * 3 * 4
+    a = irlib.var("a", shape=(2, 5, 7))
+    b = irlib.var("b", shape=(2, 3, 7))
+    func = _typed([a, b], irlib.add(irlib.nn.batch_matmul(a, b), irlib.const(1.0)))
+    assert group_flops(func) == 2 * 2 * 5 * 3 * 7
+    assert group_ops(func) == ("nn.batch_matmul", "add")
+    at = irlib.var("at", shape=(7, 5))
+    bt = irlib.var("bt", shape=(7, 3))
+    func = _typed([at, bt], irlib.nn.matmul(at, bt, transpose_a=True))
+    assert group_flops(func) == 2 * 5 * 3 * 7
+    d = irlib.var("d", shape=(3, 8))
+    e = irlib.var("e", shape=(6, 8))
+    func = _typed([d, e], irlib.nn.dense(d, e))
+    assert group_flops(func) == 2 * 3 * 6 * 8
+    func = _typed([d], irlib.nn.softmax(d))
+    assert group_flops(func) is None and group_ops(func) == ("nn.softmax",)
+    assert group_flops(None) is None and group_ops(None) == ()
+    n = size_var("n")
+    s = irlib.var("s", shape=(n, 8))
+    func = _typed([s, e], irlib.nn.dense(s, e))
+    assert group_flops(func, {"n": 5}) == 2 * 5 * 6 * 8
+    assert group_flops(func) is None            # n unbound: unknown
