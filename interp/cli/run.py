@@ -4,7 +4,8 @@ The model is a zoo name (default ``resnet18``), a ``.rly`` text file or an ``.on
 Stages (import, optimize, compile, warm-up, run) are shown as they go. The warm-up run (on
 ``--target cpu`` it compiles the numba kernels, cached on disk) is reported on its own line;
 the latency is the median of the ``--repeat`` timed runs after it. ``--np N`` runs the same
-command as N MPI processes (``interp.distributed``; docs/distributed.md).
+command as N MPI processes (``interp.distributed``; docs/distributed.md). ``--profile`` adds
+the debug executor's per-node table (:mod:`interp.debug_executor`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ def add_parser(sub) -> None:
                           "docs/distributed.md); the model's ccl ops connect them")
     run.add_argument("--hostfile", default=None,
                      help="with --np: spread the processes over the machines of this file")
+    run.add_argument("--profile", action="store_true",
+                     help="after the timed runs, print the per-node profile (the debug "
+                          "executor: time, share and GFLOP/s of each fused group; cpu target)")
     run.set_defaults(handler=run_command)
 
 
@@ -48,7 +52,7 @@ def _rank_argv(args) -> list:
     """The ``irlib run`` arguments each rank of an ``--np N`` run gets (all but --np)."""
     argv = ["-m", "irlib", "run", args.model, "--batch", str(args.batch), "--target",
             args.target, "--opt-level", str(args.opt_level), "--repeat", str(args.repeat),
-            "--seed", str(args.seed)]
+            "--seed", str(args.seed)] + (["--profile"] if args.profile else [])
     if args.params:
         argv += ["--params", args.params]
     for item in args.input:
@@ -112,4 +116,18 @@ def run_command(args) -> int:
     print(f"latency: median {1000 * statistics.median(timings):.2f} ms over "
           f"{len(timings)} run(s) (min {1000 * min(timings):.2f} ms); warm-up run "
           f"{1000 * warm_up:.2f} ms, not counted")
+    if args.profile:
+        _print_profile(func, args)
     return 0
+
+
+def _print_profile(func, args) -> None:
+    """The per-node profile of the graph the timed runs used (inputs already set)."""
+    module = getattr(func, "module", None)
+    if module is None:
+        print("profile: only graphs on the graph executor are profiled (use --target cpu; "
+              "this model runs on the interpreter)")
+        return
+    from interp.debug_executor import GraphModuleDebug
+    report = GraphModuleDebug(module).profile(repeat=max(args.repeat, 1), warmup=0)
+    print(report.table(top=20, sort=True))

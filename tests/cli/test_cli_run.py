@@ -85,3 +85,14 @@ def test_help_and_listings():
     import irlib
     out = irlib_cli("ops")
     assert out.stdout.splitlines()[-1] == f"{len(irlib.op.list_ops())} operators"
+
+
+def test_run_profile_lists_every_fused_group_of_the_graph():
+    """``--profile`` prints the debug executor's table: one row per op node of the built
+    graph (the zoo mlp has three dense groups, a flatten and a softmax)."""
+    out = irlib_cli("run", "mlp", "--repeat", "2", "--profile")
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if "tvmgen_default_fused_" in line]
+    assert len(rows) == 5, out.stdout
+    assert sum("dense" in row for row in rows) == 3
+    assert re.search(r"total: 5 node\(s\)", out.stdout)
