@@ -30,6 +30,8 @@ lists the valid names), :class:`GraphInputError` for a wrong shape or dtype,
 
 from __future__ import annotations
 
+import threading
+
 import json
 
 import numpy as np
@@ -110,6 +112,36 @@ class GraphExecutor:
         else:
             self.runtime = GraphRuntime(self.graph, _lookup(libmod))
         self.param_names: set = set()
+        # Thread rule (docs/graph_executor.md): the thread that creates the module uses
+        # ``runtime``; any other thread gets its own runtime (storage, inputs, outputs) on
+        # first use, its inputs copied from ``runtime`` then (weights bound, not copied).
+        self._owner = threading.get_ident()
+        self._local = threading.local()
+        self._clone_lock = threading.Lock()
+
+    def thread_runtime(self):
+        """The runtime of the calling thread (see the thread rule in the class docstring).
+
+        The creating thread gets :attr:`runtime`; another thread gets its own runtime, made on
+        its first call from the same graph and functions, with the creating thread's inputs
+        at that moment (loaded weights shared without a copy, other inputs copied).
+        """
+        if threading.get_ident() == self._owner:
+            return self.runtime
+        runtime = getattr(self._local, "runtime", None)
+        if runtime is None:
+            with self._clone_lock:
+                runtime = type(self.runtime)(self.graph, _lookup(self.libmod))
+                for index, name in enumerate(self.runtime.input_names):
+                    array = self.runtime.input_array(index)
+                    if array is None:
+                        continue
+                    if name in self.param_names:
+                        runtime.bind_input(index, array)
+                    else:
+                        runtime.set_input(index, array)
+            self._local.runtime = runtime
+        return runtime
 
     def __getitem__(self, key: str):
         functions = {
@@ -187,6 +219,12 @@ def _lookup(libmod):
 class GraphModule:
     """Wrapper of a graph executor runtime module (``graph_executor.GraphModule``).
 
+    Threads: one GraphModule may be shared by threads. Each thread other than the creating
+    one calls ``set_input``/``run``/``get_output`` on its own executor state (made on its
+    first call, starting from the creating thread's inputs, weights shared), so concurrent
+    runs never see each other's inputs or outputs. Load weights (``load_params``,
+    ``set_input`` of params) before other threads start using the module.
+
     Args:
         module: a :class:`GraphExecutor` (``lib["default"](dev)``) or a GraphModule.
     """
@@ -198,7 +236,11 @@ class GraphModule:
             raise IRError(f"GraphModule wraps a graph executor module "
                           f"(lib['default'](dev)), got {type(module).__name__}")
         self.module = module
-        self._runtime = module.runtime
+
+    @property
+    def _runtime(self):
+        # per thread: see GraphExecutor.thread_runtime
+        return self.module.thread_runtime()
 
     def __getitem__(self, key: str):
         return self.module[key]

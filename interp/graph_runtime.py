@@ -14,7 +14,8 @@ import json
 
 import numpy as np
 
-from irlib.errors import IRError, UnknownNameError
+from irlib.errors import IRError, TensorTooLargeError, UnknownNameError
+from irlib.limits import max_tensor_bytes
 
 _ALIGN = 64
 _NODE_KEYS = {"op", "name", "inputs", "attrs", "attr", "control_deps"}
@@ -151,6 +152,7 @@ class GraphRuntime:
         pool_size: dict = {}
         for sid, size in zip(graph.storage_ids, nbytes):
             pool_size[sid] = max(pool_size.get(sid, 0), size)
+        _check_entry_sizes(graph, nbytes)      # before any storage is allocated
         pools = {sid: _aligned_bytes(size) for sid, size in pool_size.items()}
         self.entries = [pools[sid][:size].view(_np_dtype(dtype)).reshape(shape)
                         for sid, size, dtype, shape in zip(graph.storage_ids, nbytes,
@@ -313,7 +315,29 @@ class GraphRuntime:
             fn(*args)
 
 
+def _check_entry_sizes(graph: Graph, nbytes: list) -> None:
+    """Raise TensorTooLargeError, naming the node, for an entry over the size limit of
+    :mod:`irlib.limits` (e.g. an input declared ``[1e6, 1e6]``)."""
+    limit = max_tensor_bytes()
+    for nid, node in enumerate(graph.nodes):
+        for entry in range(graph.node_row_ptr[nid], graph.node_row_ptr[nid + 1]):
+            if nbytes[entry] > limit:
+                raise TensorTooLargeError(
+                    f"graph node {node['name']!r} (output {entry - graph.node_row_ptr[nid]}) "
+                    f"needs a tensor of shape {tuple(graph.shapes[entry])} and dtype "
+                    f"{graph.dtypes[entry]}: {nbytes[entry]} bytes, over the limit of {limit} "
+                    f"bytes of the memory plan (raise it with the PassContext option "
+                    f"'irlib.max_tensor_bytes' or IRLIB_MAX_TENSOR_BYTES)",
+                    size=nbytes[entry], limit=limit)
+
+
 def _aligned_bytes(size: int) -> np.ndarray:
+    limit = max_tensor_bytes()
+    if size > limit:    # a symbolic graph's storage for the sizes just bound
+        raise TensorTooLargeError(f"the graph executor needs a buffer of {size} bytes, over "
+                                  f"the limit of {limit} bytes (raise it with the PassContext "
+                                  f"option 'irlib.max_tensor_bytes' or IRLIB_MAX_TENSOR_BYTES)",
+                                  size=size, limit=limit)
     raw = np.empty(size + _ALIGN, dtype=np.uint8)
     offset = (-raw.ctypes.data) % _ALIGN
     return raw[offset:offset + size]
