@@ -170,6 +170,8 @@ class SymbolicRuntime(GraphRuntime):
         self._alias_entries = {entry for entry, _ in self._aliases}
         self._input_set = set(self.input_entries)
         self._planner = PlanTemplate(self._plan_nodes, len(graph.shapes), self.heads)
+        self._storage_owner = None
+        self._storage_count = 0
         self._pooled = [e for e in range(len(graph.shapes))
                         if e not in self._input_set and e not in self._alias_entries]
         self._getters = [(fn, _getter(inputs + outputs), _getter(sizes),
@@ -327,10 +329,24 @@ class SymbolicRuntime(GraphRuntime):
                                       f"divisible by {divisor}, but {text} = {size} for these "
                                       f"inputs")
 
+    def _plan(self, nbytes) -> tuple:
+        """Storage ids and sizes for these entry sizes. Which entries may share a storage
+        depends on their lifetimes only, not on their sizes, so the first binding's
+        assignment is kept and later bindings only resize the storages (a decode step, whose
+        cache length is new at every call, then costs no planning)."""
+        if self._storage_owner is None:
+            owner, size = self._planner.plan(nbytes)
+            self._storage_owner = np.asarray(owner, dtype=np.int64)
+            self._storage_count = len(size)
+            return owner, size
+        size = np.zeros(self._storage_count, dtype=np.int64)
+        np.maximum.at(size, self._storage_owner, np.asarray(nbytes, dtype=np.int64))
+        return self._storage_owner, size
+
     def _make_state(self, values: tuple) -> _State:
         self._check_divisible(values)
         shapes, nbytes = self.shapes_of(*values)
-        storage_ids, storage_bytes = self._planner.plan(nbytes)
+        storage_ids, storage_bytes = self._plan(nbytes)
         buffers, dtypes = self._buffers, self.dtypes
         entries = [None] * len(shapes)
         ndarray = np.ndarray

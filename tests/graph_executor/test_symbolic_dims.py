@@ -533,3 +533,22 @@ def test_split_into_equal_sections_of_a_symbolic_size_checks_divisibility(target
     again = graph_executor.GraphModule(loaded["default"](interp.cpu(0)))
     with pytest.raises(GraphInputError, match="divisible by 3"):
         _run(again, x=np.zeros((8, 2), F32))
+
+
+def test_storage_assignment_is_planned_once_and_resized_per_binding(monkeypatch):
+    """Sharing decisions depend on lifetimes only: the first binding's storage assignment is
+    reused by every later one (sizes growing and shrinking), with the same results."""
+    from interp.memory_plan import PlanTemplate
+    rng = np.random.default_rng(11)
+    params = _chain_params(rng)
+    gmod, _ = _gmod(_chain_module(), params)
+    calls = []
+    original = PlanTemplate.plan
+    monkeypatch.setattr(PlanTemplate, "plan",
+                        lambda self, nbytes: calls.append(1) or original(self, nbytes))
+    for rows, cached in [(1, 2), (4, 9), (2, 30), (7, 1), (1, 2)]:
+        x = rng.standard_normal((rows, 8)).astype(F32)
+        cache = rng.standard_normal((cached, 8)).astype(F32)
+        for got, want in zip(_run(gmod, x=x, cache=cache), _chain_numpy(x, cache, **params)):
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+    assert len(calls) == 1
