@@ -47,7 +47,7 @@ def test_irlib_run_end_to_end_in_a_subprocess(tmp_path):
     import numpy as np
     image = np.full((1, 1, 28, 28), 0.5, "float32")
     np.save(tmp_path / "data.npy", image)
-    out = subprocess.run([sys.executable, "-m", "irlib", "run", "mlp", "--repeat", "2",
+    out = subprocess.run([sys.executable, "-m", "interp", "run", "mlp", "--repeat", "2",
                           "--input", f"data={tmp_path / 'data.npy'}"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

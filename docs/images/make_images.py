@@ -22,7 +22,7 @@ PICTURES = {
 
 def show(args: list, output: pathlib.Path) -> None:
     """Run ``irlib show ARGS -o OUTPUT`` (with this Python)."""
-    subprocess.run([sys.executable, "-m", "irlib", "show", *args, "-o", str(output)],
+    subprocess.run([sys.executable, "-m", "interp", "show", *args, "-o", str(output)],
                    check=True, capture_output=True, text=True)
 
 

@@ -1,4 +1,4 @@
-"""The ``irlib`` command line (``irlib COMMAND ...`` or ``python -m irlib COMMAND ...``).
+"""The ``irlib`` command line (``irlib COMMAND ...`` or ``python -m interp COMMAND ...``).
 
 Commands, one module each: ``run`` (build and time a model), ``show`` (draw its dataflow
 graph), ``bench`` (latency next to onnxruntime / torch), ``convert`` (.onnx <-> .rly/.params),

@@ -50,7 +50,7 @@ def add_parser(sub) -> None:
 
 def _rank_argv(args) -> list:
     """The ``irlib run`` arguments each rank of an ``--np N`` run gets (all but --np)."""
-    argv = ["-m", "irlib", "run", args.model, "--batch", str(args.batch), "--target",
+    argv = ["-m", "interp", "run", args.model, "--batch", str(args.batch), "--target",
             args.target, "--opt-level", str(args.opt_level), "--repeat", str(args.repeat),
             "--seed", str(args.seed)] + (["--profile"] if args.profile else [])
     if args.params:

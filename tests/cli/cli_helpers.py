@@ -1,4 +1,4 @@
-"""Helpers of the command-line tests: run ``python -m irlib`` in a subprocess, small models."""
+"""Helpers of the command-line tests: run ``python -m interp`` (the irlib command line) in a subprocess, small models."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ GOOD_RLY = ('#[version = "0.0.5"]\n'
 
 
 def irlib_cli(*args, cwd=None, env=None, timeout=300):
-    """Run ``python -m irlib ARGS`` and return the CompletedProcess (text output)."""
+    """Run ``python -m interp ARGS`` (the irlib command line) and return the CompletedProcess (text output)."""
     full_env = dict(os.environ if env is None else env)
     full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "irlib", *map(str, args)], cwd=cwd or ROOT,
+    return subprocess.run([sys.executable, "-m", "interp", *map(str, args)], cwd=cwd or ROOT,
                           capture_output=True, text=True, timeout=timeout, env=full_env)
 
 

@@ -207,7 +207,7 @@ def test_irlib_run_np_2(tmp_path):
                        '}\n')
     data = np.arange(6, dtype="float32").reshape(2, 3)
     np.save(tmp_path / "x.npy", data)
-    result = subprocess.run([sys.executable, "-m", "irlib", "run", str(program), "--np", "2",
+    result = subprocess.run([sys.executable, "-m", "interp", "run", str(program), "--np", "2",
                              "--repeat", "1", "--target", "python", "--input",
                              f"x={tmp_path / 'x.npy'}"], capture_output=True, text=True,
                             timeout=TIMEOUT, cwd=str(ROOT))
