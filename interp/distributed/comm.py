@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Optional
 
 from irlib.errors import IRError
@@ -131,6 +132,9 @@ def install_abort_on_error() -> None:
         previous(kind, value, tb)
         sys.stderr.flush()
         if world is not None and world.Get_size() > 1:
+            # the launcher forwards each rank's output through pipes and stops forwarding
+            # once the abort kills the job: give it a moment to pass the traceback on
+            time.sleep(0.25)
             world.Abort(1)     # the whole job, also when the run's communicator is a split
 
     sys.excepthook = abort_job
