@@ -112,40 +112,14 @@ def test_irlib_run_reports_a_parse_error_with_its_location(tmp_path, capsys):
     assert "bad.rly:2:" in capsys.readouterr().err
 
 
-def _small_onnx_classifier(path):
-    """A Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> Softmax model, dynamic batch."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    rng = np.random.default_rng(3)
-    weights = {
-        "w": rng.standard_normal((4, 3, 3, 3)).astype("float32"),
-        "fc_w": rng.standard_normal((5, 4)).astype("float32"),
-        "fc_b": rng.standard_normal(5).astype("float32"),
-    }
-    nodes = [
-        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c"], ["r"]),
-        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
-        helper.make_node("Flatten", ["g"], ["f"]),
-        helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["logits"], transB=1),
-        helper.make_node("Softmax", ["logits"], ["y"], axis=1),
-    ]
-    graph = helper.make_graph(
-        nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
-        [numpy_helper.from_array(value, name) for name, value in weights.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-    onnx.save(model, path)
-
-
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_irlib_run_on_an_onnx_file_matches_onnxruntime(tmp_path, capsys, target):
     import numpy as np
     import onnxruntime
     from interp.cli import main
     model = tmp_path / "small.onnx"
-    _small_onnx_classifier(str(model))
+    from cli.cli_helpers import small_onnx_classifier   # tests/cli: one copy of the model
+    small_onnx_classifier(str(model))
     image = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype("float32")
     np.save(tmp_path / "x.npy", image)
     assert main(["run", str(model), "--target", target, "--repeat", "1",
