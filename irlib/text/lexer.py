@@ -47,7 +47,11 @@ _IDENT_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _NUMBER_RE = re.compile(r"(-*)([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)([if][0-9]*)?"
                         r"(?![A-Za-z0-9_.])")
 _BAD_NUMBER_RE = re.compile(r"-*[0-9][0-9A-Za-z_.]*")
-_STRING_RE = re.compile(r'"[^"\n]*"')
+# A string: no raw newline or '"' inside; backslash escapes \" \\ \n \t (any other
+# backslash is kept as it is, so older text with a lone backslash reads the same).
+_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"')
+_STRING_ESCAPE_RE = re.compile(r'\\(["\\nt])')
+_STRING_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _META_RE = re.compile(r"meta\[([A-Za-z_][A-Za-z0-9_.]*)\]\[([0-9]+)\]")
 _VERSION_RE = re.compile(r'#\[\s*version\s*=\s*"([^"\n]*)"\s*\]')
 _METADATA_RE = re.compile(r"#\[\s*metadata\s*\]")
@@ -233,9 +237,9 @@ class _Lexer:
             elif char == '"':
                 match = _STRING_RE.match(text, pos)
                 if match is None:
-                    raise self.error("unterminated string (strings end on the same line "
-                                     "and cannot contain '\"')", pos)
-                self.add("STRING", match.group()[1:-1], pos, match.end())
+                    raise self.error("unterminated string (strings end on the same line; "
+                                     "write '\\\"' for a quote inside one)", pos)
+                self.add("STRING", unescape_string(match.group()[1:-1]), pos, match.end())
             elif char in _ASCII_DIGITS or (char == "-" and _starts_number(text, pos)):
                 self._number(pos)
             elif char == "-" and text.startswith("inff", pos + 1 + _count_dashes(text, pos + 1)):
@@ -413,3 +417,15 @@ def _count_dashes(text: str, pos: int) -> int:
 def _starts_number(text: str, pos: int) -> bool:
     after = pos + _count_dashes(text, pos)
     return after < len(text) and text[after] in _ASCII_DIGITS
+
+
+def unescape_string(body: str) -> str:
+    """The value of a string literal's text between the quotes (``\\"``, ``\\\\``, ``\\n``,
+    ``\\t`` decoded; see :func:`irlib.text.literals.string_text` for the inverse).
+
+    Args:
+        body: the characters between the quotes, as written.
+    """
+    if "\\" not in body:
+        return body
+    return _STRING_ESCAPE_RE.sub(lambda match: _STRING_ESCAPES[match.group(1)], body)

@@ -108,6 +108,18 @@ def attr_value_text(value, other_text) -> str:
     return "".join(pieces)
 
 
+def string_text(value: str) -> str:
+    """``value`` as a string literal: in quotes, with ``\\``, ``"``, newline and tab escaped
+    (``\\\\``, ``\\"``, ``\\n``, ``\\t``) so that the lexer reads back exactly ``value``.
+
+    Args:
+        value: any Python string.
+    """
+    escaped = (value.replace("\\", "\\\\").replace('"', '\\"')
+               .replace("\n", "\\n").replace("\t", "\\t"))
+    return '"' + escaped + '"'
+
+
 class _Piece:
     __slots__ = ("text",)
 
@@ -129,7 +141,7 @@ def _scalar_attr_text(value, other_text) -> str:
             return "inff" if value > 0 else "-inff"
         return format_float(value) + "f"
     if isinstance(value, str):
-        return '"' + value + '"'
+        return string_text(value)
     if isinstance(value, (DimExpr, AnyDim)):
         return format_dim(value)
     if isinstance(value, Type):

@@ -33,7 +33,7 @@ from ..ir.type_text import type_data_to_text, type_to_text
 from ..ir.types import Type, TypeData, TypeVar
 from ..ndarray import NDArray
 from .layout import Layout, is_atomic
-from .literals import attr_value_text, scalar_literal
+from .literals import attr_value_text, scalar_literal, string_text
 from .meta import MetaTable
 from .names import NameTable, sanitize_type_var_name, sanitize_var_name
 
@@ -385,7 +385,7 @@ class _Printer:
         if isinstance(value, NDArray) or hasattr(value, "__array_interface__"):
             return self.meta.reference(E.Constant(value))
         # NOTE: no text form (dicts, arbitrary objects): written as a string, not lossless.
-        return '"' + str(value).replace('"', "'") + '"'
+        return string_text(str(value))
 
     # -- inline forms of each node kind --------------------------------------------------------------
     def _inline(self, node) -> None:
