@@ -3,7 +3,7 @@
 By default (CI) a deterministic subset of op families runs (a few seconds). Set
 ``IRLIB_ONNX_SUITE=all`` to run all 1,884 cases (about 30 s on the interpreter), or to a regex
 to pick cases. Cases matching :data:`EXPECTED_FAILURES` are marked xfail with the reason;
-any other case must pass. ``python -m irlib.frontend.onnx.suite`` prints the same results.
+any other case must pass. ``python -m interp.onnx_suite`` prints the same results.
 """
 
 import os
@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from irlib.frontend.onnx import suite  # noqa: E402
+from interp import onnx_suite as suite  # noqa: E402
 
 CI_FAMILIES = (r"^test_(abs|add|relu|sigmoid|conv|convtranspose|gemm|matmul|reshape|flatten|"
                r"transpose|concat|slice|squeeze|unsqueeze|softmax|logsoftmax|maxpool|averagepool|"

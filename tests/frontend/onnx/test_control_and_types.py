@@ -10,7 +10,8 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 from onnx import TensorProto, helper  # noqa: E402
 
 import interp  # noqa: E402
-from irlib.frontend.onnx import from_onnx, suite  # noqa: E402
+from interp.values import from_python_value, to_python_value  # noqa: E402
+from irlib.frontend.onnx import from_onnx  # noqa: E402
 from irlib.ir import expr as E  # noqa: E402
 from irlib.ir.functor import post_order  # noqa: E402
 
@@ -23,8 +24,8 @@ def _model(nodes, inputs, outputs, opset=17):
 def _run(model, *args):
     mod, _ = from_onnx(model)
     main = mod["main"]
-    values = [suite.to_value(a, p.type_annotation, mod) for a, p in zip(args, main.params)]
-    return mod, suite.from_value(interp.create_executor("debug", mod=mod).evaluate()(*values))
+    values = [from_python_value(a, p.type_annotation, mod) for a, p in zip(args, main.params)]
+    return mod, to_python_value(interp.create_executor("debug", mod=mod).evaluate()(*values))
 
 
 def _loop_model():

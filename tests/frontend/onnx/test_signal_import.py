@@ -132,7 +132,7 @@ def test_pad_with_runtime_axes(axes):
 
 def _run_split_to_sequence(data, split, axis):
     """SplitToSequence with a run-time ``split`` through both executors: the list's arrays."""
-    from irlib.frontend.onnx import suite
+    from interp.values import from_python_value, to_python_value
     model = _model("SplitToSequence", {"data": data, "split": split}, {"axis": axis})
     model.graph.output[0].CopyFrom(helper.make_tensor_sequence_value_info(
         "y", TensorProto.FLOAT, None))
@@ -140,9 +140,9 @@ def _run_split_to_sequence(data, split, axis):
     results = []
     for kind in ("debug", "graph"):
         main = mod["main"]
-        values = [suite.to_value(a, p.type_annotation, mod)
+        values = [from_python_value(a, p.type_annotation, mod)
                   for a, p in zip((data, split), main.params)]
-        out = suite.from_value(interp.create_executor(kind, mod=mod).evaluate()(*values))
+        out = to_python_value(interp.create_executor(kind, mod=mod).evaluate()(*values))
         results.append([np.asarray(piece.numpy()) for piece in out])
     return results
 
@@ -161,13 +161,13 @@ def test_split_to_sequence_with_runtime_split(split, axis, want_sizes):
 
 def _sequence_outputs(model, args):
     """The list output of ``model`` run by both executors, as numpy arrays."""
-    from irlib.frontend.onnx import suite
+    from interp.values import from_python_value, to_python_value
     mod, _ = from_onnx(model)
     main = mod["main"]
     results = []
     for kind in ("debug", "graph"):
-        values = [suite.to_value(a, p.type_annotation, mod) for a, p in zip(args, main.params)]
-        out = suite.from_value(interp.create_executor(kind, mod=mod).evaluate()(*values))
+        values = [from_python_value(a, p.type_annotation, mod) for a, p in zip(args, main.params)]
+        out = to_python_value(interp.create_executor(kind, mod=mod).evaluate()(*values))
         results.append([np.asarray(piece.numpy()) for piece in out])
     return results
 

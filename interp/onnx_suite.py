@@ -2,7 +2,7 @@
 
 ::
 
-    python -m irlib.frontend.onnx.suite [--filter REGEX] [--executor debug|graph]
+    python -m interp.onnx_suite [--filter REGEX] [--executor debug|graph]
 
 The onnx wheel does not ship the test data, so the cases are generated in memory from the
 generators in ``onnx.backend.test.case.node`` (numpy is seeded first, so the inputs are the
@@ -266,7 +266,7 @@ def run_suite(pattern: str | None = None, executor: str = "debug", out=None,
 
 def main(argv=None) -> int:
     """Command-line entry point; returns 0 when every selected case passes."""
-    parser = argparse.ArgumentParser(prog="python -m irlib.frontend.onnx.suite",
+    parser = argparse.ArgumentParser(prog="python -m interp.onnx_suite",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--filter", default=None, help="regex on case names (re.search)")
     parser.add_argument("--executor", default="debug",
