@@ -129,7 +129,10 @@ class GraphExecutorFactoryModule:
         return self.create
 
     def create(self, device=None) -> GraphExecutor:
-        """A new graph executor runtime module on ``device`` with the params set."""
+        """A new graph executor runtime module on ``device`` with the params set and its
+        generated kernels compiled (:func:`interp.kernel_compile.precompile`: loaded from
+        numba's cache when warm, with a progress bar when really compiling); what that did
+        is in the executor's ``compile_stats``."""
         if isinstance(device, (list, tuple)):
             device = device[0]
         executor = GraphExecutor(self.graph_json, self.lib, device or cpu(0))
@@ -138,6 +141,8 @@ class GraphExecutorFactoryModule:
             if index >= 0:
                 executor.runtime.set_input(index, value)
                 executor.param_names.add(name)
+        from .kernel_compile import precompile
+        executor.compile_stats = precompile(executor.runtime)
         return executor
 
     def get_graph_json(self) -> str:

@@ -112,6 +112,7 @@ class GraphExecutor:
         else:
             self.runtime = GraphRuntime(self.graph, _lookup(libmod))
         self.param_names: set = set()
+        self.compile_stats = None     # set by factory.create (interp.kernel_compile)
         # Thread rule (docs/graph_executor.md): the thread that creates the module uses
         # ``runtime``; any other thread gets its own runtime (storage, inputs, outputs) on
         # first use, its inputs copied from ``runtime`` then (weights bound, not copied).

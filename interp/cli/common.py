@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from irlib.errors import IRError
+from irlib.progress import redirect
 
 
 class CLIInputError(IRError):
@@ -24,7 +25,9 @@ class CLIInputError(IRError):
 
 class StageDisplay:
     """Shows long steps as they run: a live ``rich`` spinner on a terminal, silent else;
-    when a stage ends, one plain line with its duration.
+    when a stage ends, one plain line with its duration. Progress of a long step inside a
+    stage (:mod:`irlib.progress`: the kernels compiled on a cold cache) is shown on the
+    stage's spinner.
 
     Args:
         stream: where the lines go (stdout by default); the spinner only runs when it is a
@@ -43,8 +46,14 @@ class StageDisplay:
         """Time one stage named ``name`` (``detail`` is shown after it); print its line."""
         started = time.perf_counter()
         if self.console is not None:
-            with self.console.status(f"[bold]{name}[/bold] {detail}"):
-                yield
+            from rich.markup import escape
+            base = f"[bold]{name}[/bold] {escape(detail)}"
+            with self.console.status(base) as status:
+                # a long step inside (compiling kernels 12/31 ...) shows on this spinner
+                def show(text: str) -> None:
+                    status.update(f"{base}: {escape(text)}" if text else base)
+                with redirect(show):
+                    yield
         else:
             yield
         elapsed = 1000 * (time.perf_counter() - started)

@@ -1,9 +1,11 @@
 """``irlib run [MODEL]``: build a model, run it once to warm up, then time the runs.
 
 The model is a zoo name (default ``resnet18``), a ``.rly`` text file or an ``.onnx`` model.
-Stages (import, optimize, compile, warm-up, run) are shown as they go. The warm-up run (on
-``--target cpu`` it compiles the numba kernels, cached on disk) is reported on its own line;
-the latency is the median of the ``--repeat`` timed runs after it. ``--np N`` runs the same
+Stages (import, optimize, compile, warm-up, run) are shown as they go. On ``--target cpu``
+the compile stage compiles the fused kernels with numba (cached on disk; a cold cache shows
+``compiling kernels 12/31`` on a terminal) and the warm-up run (on a cold cache it compiles
+the conv, pool... kernels) is reported on its own line; the latency is the median of the
+``--repeat`` timed runs after it. ``--np N`` runs the same
 command as N MPI processes (``interp.distributed``; docs/distributed.md). ``--profile`` adds
 the debug executor's per-node table (:mod:`interp.debug_executor`).
 """
@@ -100,7 +102,8 @@ def run_command(args) -> int:
                                                   target="python")
                 bound = params
             func = executor.evaluate()
-    detail = "first call, compiles the kernels" if args.target == "cpu" else "first call"
+    detail = "first call" + (", compiles anchor kernels if not cached"
+                             if args.target == "cpu" else "")
     started = time.perf_counter()
     with display.stage("warm-up", detail):
         func(**inputs, **bound)

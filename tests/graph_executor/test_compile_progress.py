@@ -1,0 +1,87 @@
+"""Kernel compilation when an executor is made: progress on a cold cache, silence on a warm
+cache or without a terminal, and the kernels compiled once, for the types the run passes.
+
+Each case runs a fresh process with its own ``IRLIB_CACHE_DIR`` and ``NUMBA_CACHE_DIR``, so
+"cold" really means nothing compiled on disk or in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# Three groups: add+relu (generated), softmax (its kernel alone), multiply (generated).
+_SCRIPT = r"""
+import json, sys
+import numpy as np
+import irlib, interp
+from interp import graph_executor
+
+x = irlib.var("x", shape=(3, 5), dtype="float32")
+shift = irlib.const(np.linspace(-1, 1, 5).astype("float32"))
+body = irlib.multiply(irlib.nn.softmax(irlib.nn.relu(irlib.add(x, shift))),
+                      irlib.const(np.float32(2.0)))
+mod = irlib.IRModule.from_expr(irlib.Function([x], body))
+factory = interp.build(mod, target="cpu")
+executor = factory["default"](interp.cpu(0))
+stats = executor.compile_stats
+gmod = graph_executor.GraphModule(executor)
+value = np.arange(15, dtype="float32").reshape(3, 5) / 7 - 1
+gmod.set_input("x", value)
+gmod.run()
+signatures = [len(c.kernel.jit_fn.signatures) for c in factory.lib.compiled.values()
+              if c.kernel is not None]
+print(json.dumps({"kernels": stats.kernels, "compiled": stats.compiled,
+                  "loaded": stats.loaded, "signatures": signatures,
+                  "output": gmod.get_output(0).numpy().tolist(), "input": value.tolist()}))
+"""
+
+
+def _run(cache, progress=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["IRLIB_CACHE_DIR"] = str(cache)
+    env["NUMBA_CACHE_DIR"] = str(cache / "numba")
+    env.pop("IRLIB_PROGRESS", None)
+    if progress is not None:
+        env["IRLIB_PROGRESS"] = progress
+    out = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def _expected(value):
+    shifted = np.maximum(np.asarray(value, "float64") + np.linspace(-1, 1, 5), 0)
+    e = np.exp(shifted - shifted.max(axis=1, keepdims=True))
+    return 2 * e / e.sum(axis=1, keepdims=True)
+
+
+def test_cold_cache_shows_compile_progress_then_warm_cache_is_silent(tmp_path):
+    cold, stderr = _run(tmp_path, progress="1")
+    np.testing.assert_allclose(cold["output"], _expected(cold["input"]), rtol=1e-5)
+    assert cold["kernels"] == 2 and cold["compiled"] == 2 and cold["loaded"] == 0
+    lines = [line for line in stderr.splitlines() if line.startswith("compiling kernels")]
+    assert [line.split()[2] for line in lines] == ["1/2", "2/2"], stderr
+    assert all("tvmgen_default_fused_" in line for line in lines), stderr
+    # compiled ahead for exactly the types the run passed: no second specialisation
+    assert cold["signatures"] == [1, 1]
+
+    warm, stderr = _run(tmp_path, progress="1")
+    assert warm["kernels"] == 2 and warm["compiled"] == 0 and warm["loaded"] == 2
+    assert "compiling kernels" not in stderr, stderr
+    assert warm["output"] == cold["output"]
+
+
+def test_no_terminal_or_progress_off_prints_nothing(tmp_path):
+    for setting, cache in ((None, tmp_path / "unset"), ("0", tmp_path / "off")):
+        result, stderr = _run(cache, progress=setting)
+        assert result["compiled"] == 2
+        assert stderr.strip() == "", stderr
