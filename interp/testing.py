@@ -8,6 +8,9 @@
   ``mlp``, ``dcgan``, ``mobilenet``, ``lstm``, ``inception_v3``, ``squeezenet``, ``vgg``,
   ``densenet``, ``layers``), as ``relay.testing.<model>``;
 * :func:`enabled_targets`;
+* :func:`adt_values` (interpreter values over the Prelude's types) and
+  :func:`runtime_value` (irlib.testing's plain values as interpreter values), from
+  :mod:`interp.plain_values`;
 * :func:`check_pass` and :func:`differential` (irlib's property-testing helpers, see
   docs/testing.md) with this package's executors: importing ``interp`` registers
   ``"debug"`` (the interpreter), ``"graph"`` (``build`` + the graph executor) and
@@ -35,13 +38,14 @@ from zoo import (create_workload, dcgan, densenet, inception_v3, layers, lstm, m
 from . import nd
 from .check_grad import check_grad
 from .nat import count, make_nat_expr, make_nat_value
+from .plain_values import adt_values, runtime_value
 from .to_python import run_as_python, to_python
 from irlib.ndarray import cpu, cuda
 
 __all__ = ["Prelude", "count", "make_nat_value", "make_nat_expr", "run_opt_pass", "run_infer_type",
            "rand", "count_ops", "check_grad", "gradient", "create_workload", "enabled_targets",
            "mlp", "resnet", "dcgan", "mobilenet", "lstm", "inception_v3", "squeezenet", "vgg",
-           "densenet", "layers", "check_pass", "differential"]
+           "densenet", "layers", "check_pass", "differential", "adt_values", "runtime_value"]
 
 
 def enabled_targets() -> list:
@@ -114,18 +118,24 @@ def count_ops(expr) -> collections.Counter:
 
 # -- irlib.testing's executors ---------------------------------------------------------------
 
+# Arguments come in irlib.testing's plain form (Adt/Ref values): made runtime values here.
+
 def _run_debug(mod, args):
     from .executor import create_executor
-    return create_executor("debug", mod=mod).evaluate()(*args)
+    return create_executor("debug", mod=mod).evaluate()(*_runtime_args(args, mod))
 
 
 def _run_graph(mod, args):
     from .executor import create_executor
-    return create_executor("graph", mod=mod).evaluate()(*args)
+    return create_executor("graph", mod=mod).evaluate()(*_runtime_args(args, mod))
 
 
 def _run_python(mod, args):
-    return run_as_python(mod.get_global_var("main"), mod)(*args)
+    return run_as_python(mod.get_global_var("main"), mod)(*_runtime_args(args, mod))
+
+
+def _runtime_args(args, mod):
+    return [runtime_value(arg, mod) for arg in args]
 
 
 def _register_runners():

@@ -21,7 +21,9 @@ from pathlib import Path
 from string import Template
 
 from .errors import UnknownNameError
+from .ir import hooks
 from .ir.module import IRModule
+from .text.parser import parse
 
 STD_FILES = ("prelude.rly", "nat.rly", "gradient.rly", "core.rly")
 TENSOR_ARRAY_DTYPES = ("float32", "float16", "float64", "int32", "uint8", "int8", "int16",
@@ -52,6 +54,31 @@ def std_source(name: str) -> str:
     if name not in STD_FILES:
         raise UnknownNameError(f"no std file {name!r}; the std files are {list(STD_FILES)}")
     return (Path(__file__).parent / name).read_text()
+
+
+def import_std(mod: IRModule, name: str) -> None:
+    """Load the std file ``name`` into ``mod`` in place (what ``mod.import_from_std(name)``
+    does: the IR core may not import the parser, so it calls this through a hook).
+
+    The text is parsed with ``mod`` as the initial module (its globals, types and
+    constructors are visible), merged in, and the whole module is type-checked. Importing
+    the same name again does nothing.
+
+    Args:
+        mod: the module to extend.
+        name: a name of :data:`STD_FILES` or :data:`TENSOR_ARRAY_KEY`.
+
+    Raises:
+        UnknownNameError: if there is no such std file.
+    """
+    if name in mod.imported_paths:
+        return
+    merged = parse(std_source(name), source_name=name, init_module=mod)
+    mod.update(merged)
+    mod.imported_paths.add(name)
+
+
+hooks.install("import_std", import_std)
 
 
 def get_name(canonical: str, dtype: str) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import UntypedError
 from ..ndarray import NDArray
+from . import hooks
 from .attrs import Attrs
 from .span import Span
 from .types import TensorType, Type, normalize_dtype
@@ -73,12 +74,10 @@ class Node:
 
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
         """The node in the text format (with the version header)."""
-        from ..text.printer import astext
-        return astext(self, show_meta_data=show_meta_data, annotate=annotate)
+        return hooks.call("astext", self, show_meta_data=show_meta_data, annotate=annotate)
 
     def __str__(self) -> str:
-        from ..text.printer import pretty_print
-        return pretty_print(self)
+        return hooks.call("pretty_print", self)
 
 
 @_node

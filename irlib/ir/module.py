@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import UnknownNameError
+from . import hooks
 from .expr import Constructor, Expr, Function, GlobalVar
 from .functor import free_vars
 from .types import GlobalTypeVar, TypeData
@@ -288,28 +289,22 @@ class IRModule:
 
         The file is parsed with this module as the initial module (its globals, types and
         constructors are visible), merged in, and the whole module is type-checked.
-        Importing the same name again does nothing.
+        Importing the same name again does nothing. The work is done by
+        :func:`irlib.prelude.import_std` (the IR does not import the parser; the Prelude
+        installs itself as the ``"import_std"`` hook of :mod:`irlib.ir.hooks`).
 
         Raises:
             UnknownNameError: if there is no such std file.
         """
-        if name in self.imported_paths:
-            return
-        from ..text.parser import parse
-        from ..prelude import std_source
-        merged = parse(std_source(name), source_name=name, init_module=self)
-        self.update(merged)
-        self.imported_paths.add(name)
+        hooks.call("import_std", self, name)   # installed by irlib.prelude (the layer rule)
 
     # -- text ----------------------------------------------------------------------------------
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
         """The module in the text format, with the version header."""
-        from ..text.printer import astext
-        return astext(self, show_meta_data=show_meta_data, annotate=annotate)
+        return hooks.call("astext", self, show_meta_data=show_meta_data, annotate=annotate)
 
     def __str__(self) -> str:
-        from ..text.printer import pretty_print
-        return pretty_print(self)
+        return hooks.call("pretty_print", self)
 
     def show(self, params=None, name: str = "main"):
         """The dataflow graph of function ``name`` (a ``GraphView``: SVG in a notebook, text

@@ -71,8 +71,8 @@ class ScopeBuilder:
         Returns:
             The inferred type.
         """
-        from ..transform.infer_type import infer_type
-        return infer_type(expr).checked_type
+        from ..typeinf import infer_expr   # type inference proper, not the pass layer
+        return infer_expr(expr).checked_type
 
     @contextmanager
     def if_scope(self, cond):

@@ -2,8 +2,9 @@
 
 * :mod:`irlib.testing.strategies`: hypothesis strategies generating well-typed programs, each
   with input generators and an independent numpy oracle (``tensor_exprs``, ``programs``,
-  ``tensor_types``, ``shapes``; ``adt_programs`` and ``adt_values`` from
-  :mod:`irlib.testing.adt_strategies`), :mod:`irlib.testing.effect_strategies`
+  ``tensor_types``, ``shapes``; ``adt_programs`` and ``plain_adt_values`` from
+  :mod:`irlib.testing.adt_strategies`; ``interp.testing.adt_values`` draws the same values
+  as interpreter values), :mod:`irlib.testing.effect_strategies`
   (``effect_programs``: references and effect order) and
   :mod:`irlib.testing.onnx_strategies` (``onnx_models``: small valid ONNX graphs).
 * :func:`check_pass` (:mod:`irlib.testing.pass_checker`): property-test a pass.

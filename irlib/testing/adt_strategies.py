@@ -37,8 +37,10 @@ from hypothesis import strategies as st
 from ..ir import expr as E
 from ..ir.module import IRModule
 from ..ir.types import FuncType, TensorType, TypeCall
+from .runners import Adt, plain
 
-__all__ = ["AdtProgram", "adt_programs", "adt_values", "forms", "prelude_module", "KINDS"]
+__all__ = ["AdtProgram", "adt_programs", "plain_adt_values", "forms", "prelude_module",
+           "KINDS"]
 
 #: The value kinds programs compute with (``fn`` is ``int32 -> int32``).
 KINDS = ("int", "bool", "list", "option", "nat", "tree", "fn")
@@ -103,9 +105,12 @@ class AdtProgram:
         return mod
 
     def inputs_strategy(self):
-        """Strategy for inputs: ``{Var: value}`` (NDArrays and ConstructorValues)."""
+        """Strategy for inputs: ``{Var: value}`` in plain form (numpy arrays and ``Adt``
+        values, see :func:`plain_adt_values`); the executors registered for the test helpers
+        take them as they are, and ``interp.plain_values.runtime_value`` converts them for a
+        direct call of an executor."""
         names = _Names(_base_module())
-        return st.fixed_dictionaries({p: adt_values(kind, names)
+        return st.fixed_dictionaries({p: plain_adt_values(kind, names)
                                       for p, kind in zip(self.params, self.kinds)})
 
     def input_list(self, inputs: dict) -> list:
@@ -131,23 +136,30 @@ class AdtProgram:
 
 # -- values ---------------------------------------------------------------------------------
 
-def adt_values(kind: str, names=None):
-    """Strategy for small runtime values of ``kind`` (one of ``INPUT_KINDS``).
+def plain_adt_values(kind: str, names=None):
+    """Strategy for small values of ``kind`` (one of ``INPUT_KINDS``) in plain form.
+
+    Plain form (:mod:`irlib.testing.runners`): an ``int`` is a 0-d ``int32`` numpy array and
+    a constructor value is ``Adt(name, fields)``, so no runtime is needed to draw them. The
+    runtime's executors registered for the test helpers convert them at their boundary
+    (``interp.plain_values.runtime_value``); ``interp.testing.adt_values(kind)`` draws
+    the same values as interpreter values.
 
     Args:
         kind: ``"int"``, ``"list"``, ``"option"``, ``"nat"`` or ``"tree"``.
         names: internal; the constructors to use (the base module's by default).
 
     Returns:
-        A strategy of NDArrays (``int``) or ConstructorValues.
+        A strategy of numpy arrays (``int``) or ``Adt`` values.
+
+    Raises:
+        ValueError: for another kind.
     """
-    from interp.values import ConstructorValue
-    from ..ndarray import NDArray
     names = names or _Names(_base_module())
-    ints = st.integers(-5, 5).map(lambda v: NDArray(np.array(v, dtype="int32")))
+    ints = st.integers(-5, 5).map(lambda v: np.array(v, dtype="int32"))
 
     def adt(ctor, *fields):
-        return ConstructorValue(ctor.tag, fields, ctor)
+        return Adt(ctor.name_hint, tuple(fields))
 
     def as_list(items):
         value = adt(names.nil)
@@ -177,18 +189,22 @@ def adt_values(kind: str, names=None):
 
 
 def decode(value, kind: str):
-    """A runtime value of ``kind`` in the oracle's Python form (see the module docs)."""
+    """A value of ``kind`` (a runtime value, or one in plain form) in the oracle's Python
+    form (see the module docs)."""
+    return _decode_plain(plain(value), kind)
+
+
+def _decode_plain(value, kind: str):
     if kind in ("int", "bool"):
-        data = np.asarray(value.numpy())
-        return bool(data) if kind == "bool" else int(data)
+        return bool(value) if kind == "bool" else int(value)
     if kind == "list":
         items = []
         while value.fields:
-            items.append(int(value.fields[0].numpy()))
+            items.append(int(value.fields[0]))
             value = value.fields[1]
         return tuple(items)
     if kind == "option":
-        return ("Some", int(value.fields[0].numpy())) if value.fields else None
+        return ("Some", int(value.fields[0])) if value.fields else None
     if kind == "nat":
         count = 0
         while value.fields:
@@ -198,9 +214,9 @@ def decode(value, kind: str):
         head, children = value.fields
         subtrees = []
         while children.fields:
-            subtrees.append(decode(children.fields[0], "tree"))
+            subtrees.append(_decode_plain(children.fields[0], "tree"))
             children = children.fields[1]
-        return (int(head.numpy()), tuple(subtrees))
+        return (int(head), tuple(subtrees))
     raise ValueError(f"cannot decode a value of kind {kind!r}")
 
 

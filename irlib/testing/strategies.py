@@ -33,8 +33,9 @@ Typical use::
 
 * :func:`adt_programs` (from :mod:`irlib.testing.adt_strategies`): higher-order programs over
   the Prelude's ``List``/``Option``/``Tree``/``nat`` with let, if, closures, references,
-  match and bounded recursion, with :func:`adt_values` drawing ConstructorValue inputs and
-  an independent Python oracle (``program.reference(inputs)``, ``program.decode(value)``).
+  match and bounded recursion, with :func:`plain_adt_values` drawing inputs in the plain
+  form of :mod:`irlib.testing.runners` (``interp.testing.adt_values`` draws interpreter
+  values) and an independent Python oracle (``program.reference(inputs)``, ``program.decode(value)``).
 
 ``tensor_exprs`` and ``programs`` take a :class:`ProgramConfig` (or its fields as keyword arguments) to restrict what is
 generated, e.g. ``tensor_exprs(dtypes=("int32",), allow_lets=False, max_steps=4)``. Drawing is
@@ -576,4 +577,4 @@ def programs(draw, config: Optional[ProgramConfig] = None, **overrides) -> Gener
 
 
 # Higher-order programs over the Prelude's ADTs live in their own module; re-exported here.
-from .adt_strategies import AdtProgram, adt_programs, adt_values  # noqa: E402,F401
+from .adt_strategies import AdtProgram, adt_programs, plain_adt_values  # noqa: E402,F401

@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import interp
 from interp import ConstructorValue, NDArray, RefValue, TupleValue
+from interp.plain_values import runtime_value
 from irlib.testing import strategies as irst
 from irlib.testing.adt_strategies import forms
 from irlib.testing.budget import examples
@@ -39,6 +40,7 @@ def assert_identical(actual, expected):
 
 
 def run_both(mod, args):
+    args = [runtime_value(arg, mod) for arg in args]     # plain inputs -> runtime values
     interpreted = interp.create_executor(mod=mod).evaluate()(*args)
     python = interp.run_as_python(mod.get_global_var("main"), mod)(*args)
     return python, interpreted
