@@ -23,12 +23,36 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["configure", "GOMP_SPINCOUNT"]
+__all__ = ["configure", "gemm_threads", "GOMP_SPINCOUNT", "THREAD_VARIABLES"]
 
 GOMP_SPINCOUNT = "1000"
 """Spins an idle OpenMP worker makes before sleeping (libgomp's default is 300,000)."""
 
+THREAD_VARIABLES = ("IRLIB_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+"""Environment variables that set irlib's GEMM threads, the first one set (to a positive
+integer) wins."""
+
 _DONE = False
+
+
+def gemm_threads(environ=None) -> int:
+    """How many threads work on one large GEMM of irlib's BLAS (the caller included).
+
+    The first of :data:`THREAD_VARIABLES` set to a positive integer, else the cores this
+    process may run on (``os.sched_getaffinity``, else ``os.cpu_count()``).
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+    """
+    environ = os.environ if environ is None else environ
+    for name in THREAD_VARIABLES:
+        value = environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def configure() -> None:

@@ -1,15 +1,21 @@
-"""The GEMMs every CPU kernel uses, all on numpy's BLAS, called from Python.
+"""The GEMMs every CPU kernel uses: irlib's own OpenBLAS on irlib's GEMM threads.
 
-Called from Python, not from inside numba code, so that the products run on numpy's BLAS
-and its thread pool, the only BLAS pool that runs multi-threaded (see
-:mod:`jitkernels.threads` for why there must be one).
+Called from Python, not from inside numba code. Where the CPU has AVX-512 and the
+``scipy-openblas32`` package is installed, products run on irlib's own copy of OpenBLAS,
+loaded with the AVX-512 (``SkylakeX``) kernels and one OpenBLAS thread
+(:mod:`jitkernels.cpu.openblas`; numpy's BLAS is left as it is). Products of more than
+:data:`PARALLEL_MIN_FLOPS` multiply-adds are cut into panels that irlib's GEMM threads run
+(:mod:`jitkernels.cpu.gemm_pool`): a busy machine does not stall them the way it stalls
+OpenBLAS's own threads (see :mod:`jitkernels.threads`). Products of at most
+:data:`SMALL_MAX_FLOPS` go to ``np.matmul`` (numpy's BLAS runs them on one thread, and a
+ctypes call costs more than the product there).
 
-:func:`gemm` is ``np.matmul(out=)``. :func:`gemm_strided` adds what ``np.matmul`` cannot
-do: accumulate into ``out`` (BLAS's ``beta = 1``) and read operands that are strided views
-(a row stride larger than the row) without copying them. It calls the ``cblas_?gemm`` that
-numpy's bundled OpenBLAS exports, through ctypes; :data:`HAVE_CBLAS` says whether that
-library was found (without it, :func:`gemm_strided` still works, through ``np.matmul`` and
-a temporary).
+Otherwise (``IRLIB_BLAS_CORETYPE=numpy``, no AVX-512, or the package missing) everything runs
+on numpy's BLAS as before: :func:`gemm` is ``np.matmul(out=)`` and :func:`gemm_strided`
+calls the ``cblas_?gemm`` of numpy's bundled OpenBLAS through ctypes (:data:`HAVE_CBLAS`),
+or ``np.matmul`` plus a temporary where that is not found.
+
+:func:`backend` says which BLAS runs; :func:`set_num_threads` sets irlib's GEMM threads.
 """
 
 from __future__ import annotations
@@ -20,21 +26,33 @@ import os
 
 import numpy as np
 
-__all__ = ["gemm", "gemm_strided", "HAVE_CBLAS"]
+from ..threads import gemm_threads
+from . import openblas
+from .gemm_pool import GemmPool
+
+__all__ = ["gemm", "gemm_strided", "HAVE_CBLAS", "HAVE_OWN_BLAS", "backend", "set_num_threads",
+           "get_num_threads", "SMALL_MAX_FLOPS", "PARALLEL_MIN_FLOPS"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
+SMALL_MAX_FLOPS = 262144
+"""Products with ``M*N*K`` (summed over a batch) up to this run on ``np.matmul``: numpy's
+OpenBLAS runs them on one thread (its own threshold, 65536 x 4), and the pointer look-ups of
+a ctypes call cost about as much as such a product."""
 
-def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out[...] = a @ b`` with numpy broadcasting over leading axes; returns ``out``.
+PARALLEL_MIN_FLOPS = 1 << 22
+"""Products with ``M*N*K`` from this on are split over irlib's GEMM threads; smaller ones run
+on the calling thread alone (a wake-up of the helpers costs tens of microseconds)."""
 
-    Args:
-        a: ``(..., M, K)``; b: ``(..., K, N)`` (transposed views are fine: BLAS reads them
-            with a transpose flag, no copy).
-        out: ``(..., M, N)`` of the result dtype, overwritten.
-    """
-    return np.matmul(a, b, out=out)
+PANEL_MIN_FLOPS = 1 << 20
+"""Smallest share of ``M*N*K`` one panel of a split product gets."""
 
+PANELS_PER_THREAD = 2
+"""Panels per GEMM thread: more than one, so that a helper the OS has descheduled leaves
+little for the others to wait on; few, since each panel repacks the shared operand."""
+
+
+# -- numpy's bundled cblas: the fallback of gemm_strided ---------------------------------------
 
 def _bind(lib, name: str, real, index):
     function = getattr(lib, name, None)
@@ -85,7 +103,64 @@ def _find_cblas() -> dict:
 
 _CBLAS = _find_cblas()
 HAVE_CBLAS = bool(_CBLAS)
-"""Whether :func:`gemm_strided` runs on cblas (else on ``np.matmul`` plus a temporary)."""
+"""Whether numpy's bundled cblas was found (the fallback :func:`gemm_strided` uses)."""
+
+
+# -- irlib's own OpenBLAS ------------------------------------------------------------------------
+
+def _load_own():
+    """irlib's OpenBLAS copy when it is wanted and loads and computes right, else None."""
+    coretype = openblas.requested_coretype()
+    if coretype is None:
+        return None
+    own = openblas.load(coretype)
+    if own is None or not _works(own.gemm):
+        return None
+    return own
+
+
+_OWN = _load_own()
+HAVE_OWN_BLAS = _OWN is not None
+"""Whether the GEMMs run on irlib's own OpenBLAS (else on numpy's)."""
+
+_POOL = GemmPool(gemm_threads())
+
+
+def backend() -> dict:
+    """Which BLAS irlib's GEMMs run on, for reports and tests.
+
+    Returns:
+        ``{"library": "irlib-openblas" | "numpy", "corename": OpenBLAS's kernel name or None,
+        "requested": the core type asked for or None, "path": the library or None,
+        "threads": irlib's GEMM threads}``.
+    """
+    if _OWN is None:
+        return {"library": "numpy", "corename": None, "requested": None, "path": None,
+                "threads": _POOL.threads}
+    return {"library": "irlib-openblas", "corename": _OWN.corename, "requested": _OWN.requested,
+            "path": _OWN.path, "threads": _POOL.threads}
+
+
+def set_num_threads(count: int) -> None:
+    """Set how many threads (the caller included) work on one large GEMM of irlib's BLAS.
+
+    Args:
+        count: at least 1. Has no effect on numpy's BLAS (the fallback backend).
+    """
+    global _POOL
+    count = max(1, int(count))
+    if count != _POOL.threads:
+        old, _POOL = _POOL, GemmPool(count)
+        old.close()
+
+
+def get_num_threads() -> int:
+    """How many threads work on one large GEMM of irlib's BLAS."""
+    return _POOL.threads
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
 
 
 def _operand(array: np.ndarray):
@@ -102,6 +177,121 @@ def _operand(array: np.ndarray):
     return None
 
 
+def _readable(operand: np.ndarray):
+    """``(operand, (transpose, ld))``: the view itself when BLAS can read it, else a copy."""
+    layout = _operand(operand) if operand.flags.aligned else None
+    if layout is None:
+        operand = np.ascontiguousarray(operand)
+        layout = _operand(operand)
+    return operand, layout
+
+
+def _args(a, b, out, beta: float) -> tuple:
+    """The cblas ``?gemm`` arguments of ``out = a @ b + beta * out`` (layouts already valid)."""
+    (trans_a, lda), (trans_b, ldb) = _operand(a), _operand(b)
+    rows, inner = a.shape
+    return (_ROW_MAJOR, trans_a, trans_b, rows, b.shape[1], inner, 1.0, _address(a), lda,
+            _address(b), ldb, beta, _address(out), _operand(out)[1])
+
+
+def _panels(a, b, out, beta: float, count: int, function) -> list:
+    """``count`` tasks computing disjoint column (or row) blocks of ``out``."""
+    rows, cols = out.shape
+    if cols >= rows:                   # split the columns, in multiples of 16
+        step = -(-cols // count)
+        step = -(-step // 16) * 16
+        return [(function, _args(a, b[:, j:j + step], out[:, j:j + step], beta))
+                for j in range(0, cols, step)]
+    step = -(-rows // count)
+    step = -(-step // 8) * 8
+    return [(function, _args(a[i:i + step], b, out[i:i + step], beta))
+            for i in range(0, rows, step)]
+
+
+def _own_tasks(a, b, out, beta: float, alive: list) -> list:
+    """The cblas calls of ``out[...] = a @ b (+ out)`` on irlib's BLAS, split for the pool.
+
+    ``a``, ``b`` and ``out`` are 2-D or batched with the same leading shape (already
+    broadcast); ``out``'s rows are contiguous. Zero-size products are left to the caller.
+    Operands copied for BLAS are appended to ``alive``: the tasks hold only their addresses.
+    """
+    function = _OWN.gemm[out.dtype]
+    rows, inner = a.shape[-2:]
+    cols = b.shape[-1]
+    batch = int(np.prod(out.shape[:-2], dtype=np.int64))
+    work = rows * inner * cols
+    wanted = _POOL.threads * PANELS_PER_THREAD if work * batch >= PARALLEL_MIN_FLOPS else 1
+    per_entry = max(1, min(-(-wanted // batch), work // PANEL_MIN_FLOPS))
+    tasks = []
+    for index in np.ndindex(*out.shape[:-2]):
+        left, _ = _readable(a[index])
+        right, _ = _readable(b[index])
+        alive.append((left, right))
+        target = out[index]
+        if per_entry > 1:
+            tasks.extend(_panels(left, right, target, beta, per_entry, function))
+        else:
+            tasks.append((function, _args(left, right, target, beta)))
+    return tasks
+
+
+def _own_product(a, b, out, accumulate: bool) -> bool:
+    """Run ``out = a @ b`` (``+= `` when accumulating) on irlib's BLAS; False if it cannot."""
+    dtype = out.dtype
+    if dtype not in _OWN.gemm or a.dtype != dtype or b.dtype != dtype or a.ndim < 2 \
+            or b.ndim < 2 or out.ndim < 2 or not out.flags.writeable:
+        return False
+    batch = out.shape[:-2]
+    rows, cols = out.shape[-2:]
+    if a.shape[-2] != rows or b.shape[-1] != cols or a.shape[-1] != b.shape[-2]:
+        return False
+    try:
+        if np.broadcast_shapes(a.shape[:-2], b.shape[:-2], batch) != batch:
+            return False
+    except ValueError:
+        return False
+    item = out.itemsize
+    row_stride, col_stride = out.strides[-2:]
+    if (col_stride != item and cols > 1) or (rows > 1 and (row_stride < cols * item
+                                                          or row_stride % item)) \
+            or not out.flags.aligned or np.may_share_memory(out, a) \
+            or np.may_share_memory(out, b):
+        return False
+    if out.size == 0:
+        return True
+    if a.shape[-1] == 0:
+        if not accumulate:
+            out[...] = 0
+        return True
+    if a.shape[:-2] != batch:
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+    alive = []
+    _POOL.run(_own_tasks(a, b, out, 1.0 if accumulate else 0.0, alive))
+    return True
+
+
+def _is_small(a, out) -> bool:
+    """Whether ``M*N*K`` (times the batch) is at most :data:`SMALL_MAX_FLOPS`."""
+    return out.size * (a.shape[-1] if a.ndim else 1) <= SMALL_MAX_FLOPS
+
+
+# -- the public GEMMs ------------------------------------------------------------------------------
+
+def gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[...] = a @ b`` with numpy broadcasting over leading axes; returns ``out``.
+
+    Args:
+        a: ``(..., M, K)``; b: ``(..., K, N)`` (transposed and row-strided views are read in
+            place: BLAS gets a transpose flag and a leading dimension, no copy).
+        out: ``(..., M, N)`` of the result dtype, overwritten.
+    """
+    if _OWN is None or _is_small(a, out) or not _own_product(a, b, out, False):
+        np.matmul(a, b, out=out)
+    return out
+
+
 def gemm_strided(a: np.ndarray, b: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
     """``out = a @ b`` or ``out += a @ b`` for 2-D operands, strided views read in place.
 
@@ -112,6 +302,12 @@ def gemm_strided(a: np.ndarray, b: np.ndarray, out: np.ndarray, accumulate: bool
         out: ``(M, N)`` with adjacent elements along its rows; must not overlap ``a``/``b``.
         accumulate: add the product to ``out`` instead of overwriting it.
     """
+    if out.size == 0 or a.shape[-1] == 0:          # nothing to multiply
+        if out.size and not accumulate:
+            out[...] = 0
+        return
+    if _OWN is not None and not _is_small(a, out) and _own_product(a, b, out, accumulate):
+        return
     function = _CBLAS.get(out.dtype)
     out_layout = _operand(out)
     if function is None or a.dtype != out.dtype or b.dtype != out.dtype \
@@ -121,14 +317,8 @@ def gemm_strided(a: np.ndarray, b: np.ndarray, out: np.ndarray, accumulate: bool
         else:
             np.matmul(a, b, out=out)
         return
-    layouts = []
-    for operand in (a, b):
-        layout = _operand(operand)
-        if layout is None:
-            operand = np.ascontiguousarray(operand)
-            layout = _operand(operand)
-        layouts.append((operand, layout))
-    (a, (trans_a, lda)), (b, (trans_b, ldb)) = layouts
+    a, (trans_a, lda) = _readable(a)
+    b, (trans_b, ldb) = _readable(b)
     rows, inner = a.shape
     function(_ROW_MAJOR, trans_a, trans_b, rows, b.shape[1], inner, 1.0, a.ctypes.data, lda,
              b.ctypes.data, ldb, 1.0 if accumulate else 0.0, out.ctypes.data, out_layout[1])
