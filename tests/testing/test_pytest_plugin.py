@@ -32,3 +32,39 @@ def test_a_user_project_gets_the_option_and_the_fixture(tmp_path):
 def test_this_suite_enables_the_plugin(pytestconfig, irlib_examples):
     thorough = pytestconfig.getoption("irlib_thorough")
     assert irlib_examples(3) == (3 * THOROUGH_FACTOR if thorough else 3)
+
+
+PROPERTY_TEST = textwrap.dedent('''
+    from hypothesis import given, settings, strategies as st
+    from irlib.testing.budget import examples
+
+    @settings(max_examples=examples(3), database=None)
+    @given(st.integers(0, 10**9))
+    def test_property(n):
+        assert n >= 0
+''')
+
+
+def _property_run(tmp_path, *options):
+    import os
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2]
+    (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
+    env = dict(os.environ, IRLIB_PROGRESS="1")
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "irlib.testing.pytest_plugin", *options, "test_prop.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return [line for line in (out.stdout + out.stderr).splitlines()
+            if "test_prop.py::test_property examples" in line]
+
+
+def test_thorough_profile_shows_examples_run_against_the_budget(tmp_path):
+    lines = _property_run(tmp_path, "--irlib-thorough")
+    budget = 3 * THOROUGH_FACTOR
+    counts = [line.rsplit(" ", 1)[1] for line in lines]
+    # one line per tenth of the budget, and the last: all examples ran
+    assert counts[0] == f"1/{budget}" and counts[-1] == f"{budget}/{budget}", lines
+    assert len(lines) == 11, lines
+    assert _property_run(tmp_path) == []       # the default profile stays silent
