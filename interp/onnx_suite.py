@@ -17,7 +17,9 @@ gives its category:
 * ``mismatch``: wrong values, ``shape``: wrong shape, ``dtype``: wrong element type,
   ``outputs``: wrong number of outputs.
 
-The last line is ``N passed, M failed``.
+The last line is ``N passed, M failed``. On a terminal a progress bar over the cases (with
+the pass/fail counts so far) shows on stderr while it runs; ``IRLIB_PROGRESS=0`` hides it,
+``IRLIB_PROGRESS=1`` prints it as lines where stderr is not a terminal.
 """
 
 from __future__ import annotations
@@ -237,13 +239,21 @@ def _short(error, limit: int = 160) -> str:
 
 def run_suite(pattern: str | None = None, executor: str = "debug", out=None,
               timeout_s: int = CASE_TIMEOUT_S) -> list:
-    """Run every matching case; prints one line per failure to ``out``; returns results."""
+    """Run every matching case; prints one line per failure to ``out``; returns results.
+
+    While it runs, a progress bar over the cases with the pass/fail counts so far shows on
+    stderr when it is a terminal, or as lines with ``IRLIB_PROGRESS=1`` (:mod:`irlib.progress`).
+    """
+    from irlib.progress import task
     results = []
     use_alarm = hasattr(signal, "SIGALRM") and timeout_s
+    cases = collect_cases(pattern)
+    bar = task("onnx node cases", total=len(cases))
     if use_alarm:
         previous = signal.signal(signal.SIGALRM, _alarm)
     try:
-        for case in collect_cases(pattern):
+        for case in cases:
+            bar.start(case.name)
             if use_alarm:
                 signal.alarm(timeout_s)
             try:
@@ -258,10 +268,24 @@ def run_suite(pattern: str | None = None, executor: str = "debug", out=None,
             results.append(result)
             if not result.passed and out is not None:
                 print(f"FAIL {result.name} [{result.category}] {result.detail}", file=out)
+            passed = sum(r.passed for r in results)
+            bar.advance(passed=passed, failed=len(results) - passed)
     finally:
+        bar.close()
         if use_alarm:
             signal.signal(signal.SIGALRM, previous)
     return results
+
+
+class _CurrentStdout:
+    """``sys.stdout`` as it is at each write: a live progress bar on the terminal redirects
+    it, so the FAIL lines print above the bar instead of through it."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
 
 
 def main(argv=None) -> int:
@@ -277,7 +301,8 @@ def main(argv=None) -> int:
                         help="also print the failure count per category")
     args = parser.parse_args(argv)
     start = time.time()
-    results = run_suite(args.filter, args.executor, out=sys.stdout, timeout_s=args.timeout)
+    results = run_suite(args.filter, args.executor, out=_CurrentStdout(),
+                        timeout_s=args.timeout)
     passed = sum(result.passed for result in results)
     if args.summary:
         counts: dict = {}
