@@ -39,6 +39,7 @@ import numpy as np
 from irlib.ir import expr as E
 from irlib.ir.dim_binding import has_symbolic_attrs, substitute_attrs
 from irlib.ir.dims import DimExpr
+from irlib.ir.functor import post_order
 from irlib.ir.types import TensorType, TupleType
 
 from .dim_source import SIZE_PREFIX, dim_source, function_size_names, is_symbolic_shape
@@ -86,24 +87,19 @@ def _load(source: str):
 
 
 def _nodes(body) -> list:
-    """The nodes of a group body in post order (explicit stack)."""
-    order, seen, stack = [], set(), [(body, False)]
-    while stack:
-        node, ready = stack.pop()
-        if ready:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        if isinstance(node, E.Call):
-            stack.extend((a, False) for a in reversed(node.args))
-        elif isinstance(node, E.Tuple):
-            stack.extend((f, False) for f in reversed(node.fields))
-        elif isinstance(node, E.TupleGetItem):
-            stack.append((node.tuple_value, False))
-    return order
+    """The nodes of a group body in post order (calls' op callees are not nodes)."""
+    return post_order(body, children_of=_operands)
+
+
+def _operands(node) -> tuple:
+    kind = type(node)
+    if kind is E.Call:
+        return node.args
+    if kind is E.Tuple:
+        return node.fields
+    if kind is E.TupleGetItem:
+        return (node.tuple_value,)
+    return ()
 
 
 def _is_float_tensor(ty) -> bool:
