@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import IRError
 from . import expr as E
+from .rewrite import substitute
 
 
 def bind(expr, binds: dict):
@@ -28,7 +29,6 @@ def bind(expr, binds: dict):
     Raises:
         IRError: if a key of ``binds`` is not a :class:`~irlib.ir.expr.Var`.
     """
-    from ..transform._rewrite import substitute   # transform imports ir; import lazily
     mapping = {}
     for key, value in binds.items():
         if not isinstance(key, E.Var):

@@ -13,9 +13,11 @@ identity), so traversal is linear in the number of distinct nodes.
   folds bottom-up through ``visit_<kind>``. Dispatch is a per-class table keyed by node type,
   built once in ``__init_subclass__``.
 * :class:`ExprVisitor`: ``visit_<kind>(node)`` is called once per node, children first.
-* :class:`ExprMutator`: ``visit_<kind>(node)`` receives the node *with its children already
-  rewritten* and returns its replacement; the default keeps it. Pass authors never call
-  ``self.visit(child)`` themselves.
+* :class:`ExprMutator`: ``visit_<kind>(node, original)`` receives the node *with its children
+  already rewritten* (and the input node) and returns its replacement; the default keeps it.
+  A let is walked value -> ``bind_let`` -> body, so a pass can inline or substitute a
+  binding in the same walk. Pass authors never call ``self.visit(child)`` themselves; this
+  is the one mutator of the project (see its docstring for the hooks).
 
 ``<kind>`` is the snake-case class name: ``var``, ``global_var``, ``constant``, ``tuple``,
 ``tuple_get_item``, ``call``, ``let``, ``if``, ``function``, ``op``, ``constructor``,
@@ -207,14 +209,22 @@ def node_kind(node) -> str:
     return _NODE_KINDS[type(node)]
 
 
+_ENTER, _BIND, _DONE = 0, 1, 2
+
+
 class ExprFunctor:
-    """Bottom-up fold over an expression DAG with an explicit stack.
+    """Bottom-up fold over an expression DAG with an explicit stack (the one driver).
 
     Subclasses define ``visit_<kind>(self, node, child_results)`` returning the node's result
     (``child_results`` is a tuple aligned with :func:`children`), and optionally
     ``enter_<kind>(self, node)``, called before the node's children are visited; returning
     ``False`` from it skips the children and makes ``skip(node)`` the node's result.
-    Results are memoised per node for the life of the functor object.
+    Results are memoised per node (``self.memo``) for the life of the functor object.
+
+    A ``let`` is walked *value, then bind, then body*: after the value's result is known,
+    :meth:`bind_let` runs, and may set ``self.memo[let.var]`` to any result; every use of
+    the variable in the body then sees it (this is how a mutator inlines a binding in the
+    same walk). Let chains cost one stack entry per let, never Python recursion.
     """
 
     _visit_table: dict = {}
@@ -236,6 +246,14 @@ class ExprFunctor:
         """Result of a node whose ``enter_`` hook returned False (default: None)."""
         return None
 
+    def bind_let(self, let, value_result) -> None:
+        """Hook between a let's value and its body (default: nothing).
+
+        Args:
+            let: the original :class:`~irlib.ir.expr.Let` node.
+            value_result: the result of its value (for a mutator: the rewritten value).
+        """
+
     def _dispatch(self, node, child_results):
         handler = self._visit_table.get(type(node))
         if handler is None:
@@ -248,25 +266,35 @@ class ExprFunctor:
         if expr in memo:
             return memo[expr]
         enter_table = self._enter_table
-        stack = [(expr, None)]
+        let_type = E.Let
+        stack = [(expr, _ENTER)]
         while stack:
-            node, kids = stack.pop()
-            if kids is None:
+            node, stage = stack.pop()
+            if stage == _ENTER:
                 if node in memo:
                     continue
                 enter = enter_table.get(type(node))
                 if enter is not None and enter(self, node) is False:
                     memo[node] = self.skip(node)
                     continue
-                kids = children(node)
-                stack.append((node, kids))
-                for child in reversed(kids):
+                if type(node) is let_type:
+                    stack.append((node, _BIND))
+                    if node.value not in memo:
+                        stack.append((node.value, _ENTER))
+                    continue
+                stack.append((node, _DONE))
+                for child in reversed(children(node)):
                     if child not in memo:
-                        stack.append((child, None))
-                continue
-            if node in memo:
-                continue
-            memo[node] = self._dispatch(node, tuple(memo[c] for c in kids))
+                        stack.append((child, _ENTER))
+            elif stage == _BIND:
+                self.bind_let(node, memo[node.value])
+                stack.append((node, _DONE))
+                if node.body not in memo:
+                    stack.append((node.body, _ENTER))
+                if node.var not in memo:
+                    stack.append((node.var, _ENTER))
+            elif node not in memo:
+                memo[node] = self._dispatch(node, tuple(memo[c] for c in children(node)))
         return memo[expr]
 
     __call__ = visit
@@ -302,12 +330,28 @@ ExprVisitor.__init_subclass__()
 
 
 class ExprMutator(ExprFunctor):
-    """Rewrites an expression bottom-up.
+    """The rewriter every pass builds on: bottom-up, memoised, iterative, let-aware.
 
-    ``visit_<kind>(node)`` gets ``node`` rebuilt with already-rewritten children (the same
-    object if none changed) and returns its replacement; the default returns it unchanged,
-    so a mutator that overrides nothing returns its input. A variable replaced at its
-    binding site is replaced at every use, since results are memoised per node.
+    A subclass overrides any of three hooks; everything else is kept as it is, so a
+    mutator that overrides nothing returns its input (the same object).
+
+    * ``visit_<kind>(self, node, original) -> Expr`` -- **the handler signature.**
+      ``original`` is the input node; ``node`` is ``original`` rebuilt with its
+      already-rewritten children (``node is original`` when no child changed). Read types
+      (``_checked_type``) and attributes from ``original``, build from ``node``; return the
+      replacement. Handlers never call ``self.visit(child)``.
+    * ``enter_<kind>(self, node) -> bool | None``: called top-down before the children;
+      return ``False`` to keep the node, unvisited below.
+    * ``bind_let(self, let, new_value)``: called after a let's value is rewritten and
+      before its body; setting ``self.memo[let.var] = expr`` replaces every use of the
+      variable in the body by ``expr`` (inline or substitute in the same walk). A let whose
+      variable was mapped to a non-Var keeps its original variable as binder; a
+      ``visit_let`` may then drop the binding (return ``node.body``).
+
+    ``<kind>`` is the snake-case class name (see :func:`node_kind`). A variable replaced
+    at its binding site (function parameter, let variable, pattern variable) is replaced
+    at every use, since results are memoised per node. Pre-setting ``self.memo`` (Var ->
+    Expr) before :meth:`visit` substitutes those variables (this is :func:`substitute`).
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -322,10 +366,17 @@ class ExprMutator(ExprFunctor):
         return node
 
 
+def _rebuild_rewritten(node, results):
+    """``rebuild`` that keeps a let's original binder when its var was mapped to a non-Var."""
+    if type(node) is E.Let and not isinstance(results[0], E.Var):
+        results = (node.var,) + results[1:]
+    return rebuild(node, results)
+
+
 def _adapt_mutator(method):
     if method is None:
-        return lambda self, node, results: rebuild(node, results)
-    return lambda self, node, results: method(self, rebuild(node, results))
+        return lambda self, node, results: _rebuild_rewritten(node, results)
+    return lambda self, node, results: method(self, _rebuild_rewritten(node, results), node)
 
 
 ExprMutator.__init_subclass__()

@@ -47,7 +47,7 @@ class _CommonSubexpr(ExprMutator):
         self.projections: dict = {}
         self.keep_alive: list = []   # ids in keys must stay valid
 
-    def visit_call(self, node):
+    def visit_call(self, node, original):
         if not isinstance(node.op, E.Op) or not node.args or is_stateful(node.op):
             return node
         if self.fskip is not None and self.fskip(node):
@@ -60,7 +60,7 @@ class _CommonSubexpr(ExprMutator):
         self.keep_alive.append(node)
         return node
 
-    def visit_tuple_get_item(self, node):
+    def visit_tuple_get_item(self, node, original):
         if self.fskip is not None and self.fskip(node):
             return node
         key = (id(node.tuple_value), node.index)

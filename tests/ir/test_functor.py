@@ -62,7 +62,7 @@ def test_mutator_dispatches_every_kind():
     seen = set()
 
     def keep(kind):
-        def handler(self, node):
+        def handler(self, node, original):
             seen.add(kind)
             return node
         return handler
@@ -121,7 +121,7 @@ def test_noop_mutator_on_generated_programs(program):
 
 
 class RenameVars(ExprMutator):
-    def visit_var(self, node):
+    def visit_var(self, node, original):
         return E.Var(node.name_hint + "2", node.type_annotation)
 
 
@@ -148,7 +148,7 @@ def test_mutator_replacing_a_node_keeps_spans_of_rebuilt_parents():
     outer = Function([x], Tuple([inner], span=Span("m.rly", 2, 1, 2, 12)))
 
     class ConstantsToTwo(ExprMutator):
-        def visit_constant(self, node):
+        def visit_constant(self, node, original):
             return const(2.0)
     rewritten = ConstantsToTwo().visit(outer)
     assert rewritten.body.fields[0].args[1].data.numpy() == 2.0
@@ -198,7 +198,7 @@ def test_memoisation_keeps_a_doubling_dag_linear():
     y = var("y", F32)
 
     class XtoY(ExprMutator):
-        def visit_var(self, node):
+        def visit_var(self, node, original):
             return y if node is x else node
     rewritten = XtoY().visit(node)
     assert rewritten.args[0] is rewritten.args[1]
@@ -235,7 +235,7 @@ def test_hundred_thousand_deep_call_chain_is_visited_and_mutated():
         node = irlib.exp(node)
 
     class ExpToNegative(ExprMutator):
-        def visit_call(self, node):
+        def visit_call(self, node, original):
             return node.replace(op=irlib.op.get("negative"))
     rewritten = ExpToNegative().visit(node)
     names = set()

@@ -20,7 +20,7 @@ class RenameBound(ExprMutator):
         super().__init__()
         self.bound = set(bound)
 
-    def visit_var(self, node):
+    def visit_var(self, node, original):
         if node in self.bound:
             return E.Var(node.name_hint + "_renamed", node.type_annotation)
         return node
@@ -30,7 +30,7 @@ class RenameAll(RenameBound):
     def __init__(self):
         super().__init__(())
 
-    def visit_var(self, node):
+    def visit_var(self, node, original):
         return E.Var(node.name_hint + "_renamed", node.type_annotation)
 
 
@@ -41,10 +41,10 @@ class ReplaceNode(ExprMutator):
         super().__init__()
         self.target, self.new = target, new
 
-    def visit_call(self, node):
+    def visit_call(self, node, original):
         return self.new if node is self.target else node
 
-    def visit_constant(self, node):
+    def visit_constant(self, node, original):
         return self.new if node is self.target else node
 
 

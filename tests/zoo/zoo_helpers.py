@@ -14,7 +14,7 @@ from irlib.testing.dataflow_eval import evaluate
 
 
 class _InlineCalls(ExprMutator):
-    def visit_call(self, node):
+    def visit_call(self, node, original):
         if not isinstance(node.op, E.Function):
             return node
         body = node.op.body
