@@ -73,23 +73,136 @@ def test_cli_rejects_unknown_model(capsys):
 
 SHARED_NAMESPACE_MARK = "<!-- doc-blocks: one namespace -->"
 
+#: Written on the line right before a ```python fence, this keeps that one block from running;
+#: the reason (e.g. "needs mpiexec", "needs a CUDA GPU") is required.
+NOT_RUN_MARK = re.compile(r"<!-- doc-block: not run \((?P<reason>[^)]+)\) -->")
+
+FENCE = re.compile(r"^```(?P<lang>\S*)[ \t]*$")
+
+
+def doc_pages():
+    """README.md and every docs/*.md page."""
+    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+
+
+def fenced_blocks(text):
+    """``(language, code, not_run_reason or None, line)`` of each fenced block of a page.
+
+    Raises:
+        AssertionError: for an unclosed fence, or a not-run marker that is not right before a
+            python block.
+    """
+    lines = text.split("\n")
+    blocks, index = [], 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if opening is None:
+            marker = NOT_RUN_MARK.fullmatch(lines[index].strip())
+            if marker is not None:
+                following = FENCE.match(lines[index + 1]) if index + 1 < len(lines) else None
+                assert following is not None and following.group("lang") == "python", (
+                    f"line {index + 1}: a not-run marker must sit right before a ```python "
+                    f"fence")
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and lines[end].rstrip() != "```":
+            end += 1
+        assert end < len(lines), f"line {index + 1}: the fence is never closed"
+        marker = NOT_RUN_MARK.fullmatch(lines[index - 1].strip()) if index else None
+        reason = marker.group("reason").strip() if marker else None
+        blocks.append((opening.group("lang"), "\n".join(lines[index + 1:end]) + "\n", reason,
+                       index + 1))
+        index = end + 1
+    return blocks
+
 
 def doc_code_blocks():
-    """Every python block of README.md and docs/*.md; a page carrying SHARED_NAMESPACE_MARK
-    (a tutorial whose blocks build on each other) is one test running its blocks in order."""
-    for path in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")):
+    """Every python block of README.md and docs/*.md that is not marked not-run; a page
+    carrying SHARED_NAMESPACE_MARK (a tutorial whose blocks build on each other) is one test
+    running its blocks in order."""
+    for path in doc_pages():
         text = path.read_text()
-        blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+        blocks = [(code, line) for lang, code, reason, line in fenced_blocks(text)
+                  if lang == "python" and reason is None]
         if SHARED_NAMESPACE_MARK in text:
-            yield pytest.param("\n".join(blocks), id=f"{path.name}-all")
+            yield pytest.param("\n".join(code for code, _ in blocks), id=f"{path.name}-all")
             continue
-        for index, block in enumerate(blocks):
-            yield pytest.param(block, id=f"{path.name}-{index}")
+        for code, line in blocks:
+            yield pytest.param(code, id=f"{path.name}:{line}")
 
 
 @pytest.mark.parametrize("block", list(doc_code_blocks()))
 def test_doc_code_blocks_run(block):
     exec(compile(block, "<doc>", "exec"), {})
+
+
+def test_doc_blocks_not_run_say_why_and_still_compile():
+    """A block kept from running names its reason and is still valid Python."""
+    skipped = []
+    for path in doc_pages():
+        for lang, code, reason, line in fenced_blocks(path.read_text()):
+            if lang == "python" and reason is not None:
+                assert len(reason) > 5, f"{path.name}:{line}: say why the block cannot run"
+                compile(code, f"{path.name}:{line}", "exec")
+                skipped.append(f"{path.name}:{line}")
+    assert len(skipped) < 10, f"most doc blocks must run; not run: {skipped}"
+
+
+def test_the_block_finder_sees_markers_and_fences():
+    page = ("text\n```python\nx = 1\n```\n<!-- doc-block: not run (needs mpiexec) -->\n"
+            "```python\ny = 2\n```\n```bash\nls\n```\n")
+    assert fenced_blocks(page) == [("python", "x = 1\n", None, 2),
+                                   ("python", "y = 2\n", "needs mpiexec", 6),
+                                   ("bash", "ls\n", None, 9)]
+    with pytest.raises(AssertionError, match="right before a ```python"):
+        fenced_blocks("<!-- doc-block: not run (needs a GPU) -->\nplain text\n")
+    with pytest.raises(AssertionError, match="never closed"):
+        fenced_blocks("```python\nx = 1\n")
+
+
+#: A markdown link ``[text](target)``; searched in prose only (see :func:`prose`).
+LINK = re.compile(r"\[[^\]]+\]\((?P<target>[^)\s]+)\)")
+
+
+def prose(text):
+    """``text`` without its fenced blocks and inline code spans (code is not a link)."""
+    text = re.sub(r"^```.*?^```[ \t]*$", "", text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def test_docs_link_only_to_files_of_the_repository():
+    outside = re.compile(r"\.\./shared|shared/(reference|notes)|DESIGN\.md|STYLE\.md|"
+                         r"(?<![\w.~])/(work|home|tmp|Users)/")
+    bad = []
+    for path in doc_pages():
+        text = path.read_text()
+        for number, line in enumerate(text.splitlines(), 1):
+            if outside.search(line):
+                bad.append(f"{path.name}:{number}: points outside the repository: {line.strip()}")
+        for match in LINK.finditer(prose(text)):
+            target = match.group("target").split("#")[0]
+            if not target or re.match(r"[a-z]+:", target):
+                continue                        # an anchor on the page, or a web address
+            resolved = (path.parent / target).resolve()
+            if ROOT not in resolved.parents or not resolved.exists():
+                bad.append(f"{path.name}: link to {target!r}, which is not a file of the "
+                           f"repository")
+    assert not bad, "\n".join(bad)
+
+
+def test_docs_index_links_every_page():
+    index = (ROOT / "docs" / "index.md").read_text()
+    linked = {match.group("target").split("#")[0] for match in LINK.finditer(prose(index))}
+    pages = {path.name for path in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert not pages - linked, f"docs/index.md does not link {sorted(pages - linked)}"
+
+
+def test_docs_do_not_promise_future_work():
+    for path in doc_pages():
+        text = path.read_text().lower()
+        for phrase in ("as the project grows", "built so far", "will be added", "coming soon"):
+            assert phrase not in text, f"{path.name} says {phrase!r}: describe what exists"
 
 
 def test_irlib_run_on_a_text_format_file(tmp_path, capsys):

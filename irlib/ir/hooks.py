@@ -1,7 +1,7 @@
 """Services the IR offers whose implementation lives in a higher layer.
 
-The IR core may not import the text format or the Prelude (DESIGN.md's layer rule, checked by
-tests/test_layers.py), yet ``expr.astext()``, ``str(mod)`` and ``mod.import_from_std(name)``
+The IR core may not import the text format or the Prelude (the layer rule of docs/index.md,
+checked by tests/test_layers.py), yet ``expr.astext()``, ``str(mod)`` and ``mod.import_from_std(name)``
 are part of its API, as in TVM. The higher layer installs its implementation here when it is
 imported (``irlib.text`` installs the printer, ``irlib.prelude`` the std-library loader), and
 the IR methods call through :func:`call`. Importing ``irlib`` (which importing any ``irlib.ir``
