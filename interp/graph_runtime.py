@@ -159,6 +159,7 @@ class GraphRuntime:
                                                            graph.dtypes, graph.shapes)]
         self._bind_functions(lookup)
         self._build_calls()
+        self._ran = False           # the first run shows the kernels it compiles
 
     def _bind_functions(self, lookup) -> None:
         """Look up every op node's function; note the ``__nop`` aliases and input names."""
@@ -310,7 +311,15 @@ class GraphRuntime:
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> None:
-        """Execute every op node in order."""
+        """Execute every op node in order (the first time, with the anchor kernels' numba
+        compiles shown as progress: :func:`interp.kernel_compile.watch_compiles`)."""
+        if not self._ran:
+            from .kernel_compile import watch_compiles
+            with watch_compiles():
+                for fn, args in self.calls:
+                    fn(*args)
+            self._ran = True
+            return
         for fn, args in self.calls:
             fn(*args)
 

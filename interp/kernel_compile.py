@@ -10,18 +10,22 @@ progress bar opens (:mod:`irlib.progress`: ``compiling kernels 12/31`` and the f
 name, on a terminal or with ``IRLIB_PROGRESS=1``), so a warm cache shows nothing.
 
 Anchor kernels that run from Python (``jitkernels.cpu``'s conv, pool, ... wrappers) still
-compile on their first call: their argument types are only known inside the wrapper.
+compile on their first call: their argument types are only known inside the wrapper. The
+first run of a static graph runs under :func:`watch_compiles`, so on a cold cache those
+show too (``compiling kernels 3 jitkernels.cpu.conv_core.im2col_chw``: a count without a
+total, since which functions a wrapper calls is only known as it runs).
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 from irlib.progress import task
 
 from .graph_runtime import GraphRuntime
 
-__all__ = ["CompileStats", "precompile", "DESCRIPTION"]
+__all__ = ["CompileStats", "precompile", "watch_compiles", "DESCRIPTION"]
 
 DESCRIPTION = "compiling kernels"
 """The progress bar's label."""
@@ -111,3 +115,46 @@ def precompile(runtime) -> CompileStats:
             bar.close()
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+@contextmanager
+def watch_compiles(description: str = DESCRIPTION):
+    """Show the numba compiles that happen inside the block (on any thread), one count per
+    irlib kernel (numba's own helpers compiled inside it are not counted), with the
+    function's name; nothing is shown when everything comes from the caches.
+
+    Args:
+        description: the progress label.
+    """
+    try:
+        from numba.core import event
+    except ImportError:             # numba missing: nothing compiles
+        yield
+        return
+    state = {"bar": None}
+
+    def is_ours(event_) -> bool:
+        func = getattr(event_.data.get("dispatcher"), "py_func", None)
+        return not (getattr(func, "__module__", "") or "").startswith("numba.")
+
+    class _Listener(event.Listener):
+        def on_start(self, event_):
+            if not is_ours(event_):
+                return
+            if state["bar"] is None:
+                state["bar"] = task(description, total=0)
+            func = event_.data["dispatcher"].py_func
+            state["bar"].start(f"{func.__module__}.{func.__qualname__}")
+
+        def on_end(self, event_):
+            if is_ours(event_) and state["bar"] is not None:
+                state["bar"].advance()
+
+    listener = _Listener()
+    event.register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", listener)
+        if state["bar"] is not None:
+            state["bar"].close()
