@@ -24,7 +24,8 @@ how to fix it. Internal ``KeyError``/``IndexError`` must never escape the public
      ├── TensorTooLargeError                         a tensor over the size limit would be
      │                                               materialised (irlib.limits)
      ├── UnknownNameError     (also a LookupError)  a module has no global/type/ctor by that name
-     └── UntypedError         (also a ValueError)   ``checked_type`` read before inference
+     ├── UntypedError         (also a ValueError)   ``checked_type`` read before inference
+     └── OpRegistrationError  (also a ValueError)   an op name is registered by two modules
 """
 
 from __future__ import annotations
@@ -192,3 +193,12 @@ class UnknownNameError(IRError, LookupError):
 
 class UntypedError(IRError, ValueError):
     """``checked_type`` was read on a node that type inference has not annotated."""
+
+
+class OpRegistrationError(IRError, ValueError):
+    """An op was registered under a name that another module already registered.
+
+    The message names the op and both modules. Re-executing the module that defined an op
+    (``importlib.reload``) replaces its definitions instead (see
+    :func:`irlib.op.registry.register_op`).
+    """

@@ -1,4 +1,8 @@
-"""Imports every op family module so that each registers its ops (in a fixed order)."""
+"""Imports every core op family module so that each registers its ops (in a fixed order).
+
+The frontend namespaces (``dyn.*``, ``onnx.*``) are not here: :mod:`irlib.op.frontend`
+registers them when an importer (or a lookup of such a name) loads it.
+"""
 
 from . import tensor  # noqa: F401
 from . import elemwise  # noqa: F401
@@ -18,28 +22,33 @@ from . import image  # noqa: F401
 from . import nn_space  # noqa: F401
 from . import annotation  # noqa: F401
 from . import arg_type_inference  # noqa: F401
-from . import dyn  # noqa: F401  (dynamic-shape ops, added for the ONNX frontend)
 from . import device_copy  # noqa: F401  (device_copy, for RewriteAnnotatedOps)
-from . import onnx_extra_ops  # noqa: F401  (ONNX-only ops: attention, resize, ...)
-from . import onnx_misc_ops  # noqa: F401
-from . import nn_conv3d_transpose, onnx_vision_ops, onnx_sampling_ops  # noqa: F401
-from . import onnx_signal_ops  # noqa: F401  (STFT, MelWeightMatrix, TensorScatter, AffineGrid)
-from . import onnx_text_train_ops  # noqa: F401  (TfIdfVectorizer, ImageDecoder)
-from . import onnx_ml_ops  # noqa: F401  (ai.onnx.ml LabelEncoder, TreeEnsemble)
 from . import extern_call  # noqa: F401  (call_dps_packed: extern functions, nn custom kernels)
 from . import debug_io  # noqa: F401  (debug_io.call: nn's IO effect, print_/debug_func)
 from . import ccl  # noqa: F401  (ccl.*: collectives, run on MPI by interp.distributed)
 
 
-def _name_relation_errors() -> None:
-    # Relations shared by many ops (broadcasting, reductions, helpers they call) cannot name
-    # the op in their messages; prefix every error with the op's name once, here.
-    from .registry import get_def, list_ops
+def name_relation_errors(names) -> None:
+    """Prefix every type-relation error of the ops ``names`` with the op's name.
+
+    Relations shared by many ops (broadcasting, reductions, helpers they call) cannot name the
+    op in their messages; each op's relation is wrapped once (idempotent), after its family
+    modules registered it. :mod:`irlib.op.frontend` calls it for its own ops.
+
+    Args:
+        names: op names (registered).
+    """
+    from .registry import get_def
     from .type_relations import named_rel
-    for name in list_ops():
+    for name in names:
         op_def = get_def(name)
         if op_def.type_rel is not None:
             op_def.type_rel = named_rel(name, op_def.type_rel)
 
 
-_name_relation_errors()
+def _core_names() -> list:
+    from .registry import _REGISTRY
+    return list(_REGISTRY)
+
+
+name_relation_errors(_core_names())

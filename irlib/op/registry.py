@@ -19,6 +19,19 @@ Registering an op::
     def _exp_grad(call, out_grad):   # one adjoint expression per input
         return [out_grad * call]
 
+Registration is strict: a name belongs to the module that registered it first, and another
+module registering it raises :class:`~irlib.errors.OpRegistrationError`. The same module
+registering it again (a re-import through ``importlib.reload``) replaces the definition, so
+reloading an op module is harmless. ``OpDef.module`` records the defining module.
+
+Frontend namespaces: the ops that exist for the importers (Relay's ``dyn.*`` ops with run-time
+shape arguments and the ``onnx.*`` ops with ONNX-only semantics) live in
+:mod:`irlib.op.frontend`, which ``import irlib`` does not load. The importers load it; and
+:func:`get_def` / :func:`is_registered` load it on the first lookup of an unknown name in one
+of those namespaces (:data:`FRONTEND_NAMESPACES`), so a text program naming ``dyn.reshape``
+parses and a graph naming ``onnx.resize`` runs without an explicit import.
+:func:`list_ops` lists them too (it loads them).
+
 Contracts:
 
 * ``type_rel(arg_types, attrs) -> Type``: called once every argument type is known; raises
@@ -44,11 +57,13 @@ from __future__ import annotations
 
 import difflib
 import enum
+import importlib
+import sys
 from typing import Callable, Optional
 
 import numpy as np
 
-from ..errors import OpImplError, UnknownNameError
+from ..errors import OpImplError, OpRegistrationError, UnknownNameError
 from ..ir.attrs import Attrs
 from ..ir.expr import Call, Op
 
@@ -99,8 +114,9 @@ class OpDef:
 
     def __init__(self, name: str, arg_names: tuple, attrs: Optional[AttrSchema],
                  type_rel: Optional[Callable], pattern: OpPattern, description: str,
-                 support_level: int, tuple_output: bool):
+                 support_level: int, tuple_output: bool, module: str = ""):
         self.name = name
+        self.module = module
         self.tuple_output = tuple_output
         self.arg_names = tuple(arg_names)
         self.attrs = attrs
@@ -189,10 +205,34 @@ class OpDef:
 
 _REGISTRY: dict = {}
 
+FRONTEND_NAMESPACES = {"dyn": "irlib.op.frontend", "onnx": "irlib.op.frontend"}
+"""Op-name namespaces (the part before the first dot) whose ops live outside the core
+registry, mapped to the package that registers them; loaded on first lookup."""
+
+
+def _caller_module() -> str:
+    """The module that registers: the innermost module whose top-level code is running (so a
+    helper such as ``register_unary`` in one module, called by another module's top level,
+    counts as the caller's), else the innermost calling module outside this one."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    caller = frame.f_globals.get("__name__", "")
+    package = caller.split(".")[0]
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if frame.f_code.co_name == "<module>" and name.split(".")[0] == package:
+            return name
+        frame = frame.f_back
+    return caller
+
 
 def register_op(name: str, arg_names=("data",), attrs=None, type_rel=None,
                 pattern: OpPattern = OpPattern.OPAQUE, description: str = "",
-                support_level: int = 10, tuple_output: bool = False) -> OpDef:
+                support_level: int = 10, tuple_output: bool = False,
+                module: Optional[str] = None) -> OpDef:
     """Register a new op and return its :class:`OpDef`.
 
     Args:
@@ -204,43 +244,78 @@ def register_op(name: str, arg_names=("data",), attrs=None, type_rel=None,
         description: one line on what the op computes.
         support_level: Relay's support level (informational).
         tuple_output: whether the op returns a tuple (``split``, ``batch_norm``, ...).
+        module: the defining module's name (``OpDef.module``, the "defined in" column of
+            docs/ops.md); by default the calling module.
 
     Raises:
-        ValueError: if ``name`` is already registered.
+        OpRegistrationError: if another module already registered ``name``. The same module
+            registering it again (``importlib.reload``) replaces the old definition.
     """
-    if name in _REGISTRY:
-        raise ValueError(f"op {name!r} is already registered")
+    module = module or _caller_module()
+    existing = _REGISTRY.get(name)
+    if existing is not None and existing.module != module:
+        raise OpRegistrationError(
+            f"op {name!r} is already registered (by module {existing.module}); "
+            f"module {module} cannot register it again: pick another name")
     if isinstance(attrs, tuple) and len(attrs) == 2 and isinstance(attrs[0], str):
         attrs = AttrSchema(attrs[0], attrs[1])
     op_def = OpDef(name, arg_names, attrs, type_rel, pattern, description, support_level,
-                   tuple_output)
+                   tuple_output, module)
     _REGISTRY[name] = op_def
     return op_def
 
 
 def register_opaque(name: str, arg_names, attrs, type_rel, impl, description: str,
-                    tuple_output: bool = False) -> None:
-    """Register an ``OPAQUE`` op with its numpy implementation, unless ``name`` exists.
+                    tuple_output: bool = False) -> OpDef:
+    """Register an ``OPAQUE`` op with its numpy implementation in one call.
 
-    The op families of the frontends (``dyn.*``, ``onnx.*``) use it: idempotent, so that an
-    op library that later defines the same op wins quietly.
+    The frontend op families (``dyn.*``, ``onnx.*``, :mod:`irlib.op.frontend`) use it.
+    Strict as :func:`register_op`.
 
     Args:
         name, arg_names, attrs, type_rel, description, tuple_output: as :func:`register_op`.
         impl: the numpy implementation (see :meth:`OpDef.def_impl`).
+
+    Returns:
+        The new :class:`OpDef`.
+
+    Raises:
+        OpRegistrationError: if another module already registered ``name``.
     """
-    if is_registered(name):
-        return
     op_def = register_op(name, arg_names, attrs=attrs, type_rel=type_rel,
                          pattern=OpPattern.OPAQUE, description=description,
-                         tuple_output=tuple_output)
+                         tuple_output=tuple_output, module=_caller_module())
     op_def.def_impl(impl)
+    return op_def
 
 
 def _ensure_loaded() -> None:
     # The op definitions register themselves on import of irlib.op; make sure they are in.
     if not _REGISTRY or "add" not in _REGISTRY:
         from . import _load_all  # noqa: F401
+
+
+def load_namespace(name: str) -> bool:
+    """Load the package registering the frontend namespace of op ``name``, if it has one.
+
+    Args:
+        name: an op name (``"dyn.reshape"``) or a bare namespace (``"onnx"``).
+
+    Returns:
+        Whether ``name`` is in one of :data:`FRONTEND_NAMESPACES` (its package is then loaded).
+    """
+    package = FRONTEND_NAMESPACES.get(name.split(".", 1)[0])
+    if package is None:
+        return False
+    importlib.import_module(package)
+    return True
+
+
+def load_frontend_ops() -> None:
+    """Register every frontend op namespace (:data:`FRONTEND_NAMESPACES`): what an importer
+    calls before it emits ``dyn.*``/``onnx.*`` calls, and what :func:`list_ops` does."""
+    for package in sorted(set(FRONTEND_NAMESPACES.values())):
+        importlib.import_module(package)
 
 
 def get_def(name: str) -> OpDef:
@@ -252,6 +327,8 @@ def get_def(name: str) -> OpDef:
     op_def = _REGISTRY.get(name)
     if op_def is None:
         _ensure_loaded()
+        op_def = _REGISTRY.get(name)
+    if op_def is None and load_namespace(name):
         op_def = _REGISTRY.get(name)
     if op_def is None:
         close = difflib.get_close_matches(name, _REGISTRY, n=3)
@@ -266,14 +343,17 @@ def get(name: str) -> Op:
 
 
 def is_registered(name: str) -> bool:
-    """Whether an op called ``name`` exists."""
+    """Whether an op called ``name`` exists (loading its frontend namespace if it has one)."""
     _ensure_loaded()
+    if name not in _REGISTRY:
+        load_namespace(name)
     return name in _REGISTRY
 
 
 def list_ops() -> list:
-    """Names of every registered op, sorted."""
+    """Names of every op, sorted: the core ops and the frontend namespaces (loaded here)."""
     _ensure_loaded()
+    load_frontend_ops()
     return sorted(_REGISTRY)
 
 

@@ -1,4 +1,4 @@
-"""The ``onnx.*`` ops of irlib/op/onnx_ml_ops.py (LabelEncoder, TreeEnsemble): type
+"""The ``onnx.*`` ops of irlib/op/frontend/classic_ml.py (LabelEncoder, TreeEnsemble): type
 relations, and numpy references against hand-derived values, numpy formulas written here and
 onnx.reference's evaluator."""
 
@@ -7,7 +7,7 @@ import pytest
 
 from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.types import TensorType
-from irlib.op import onnx_ml_ops
+from irlib.op.frontend import classic_ml
 from irlib.testing.budget import examples
 from op_test_helpers import evaluate_op as run, op_relation as relation
 
@@ -182,6 +182,6 @@ def test_tree_ensemble_relation_and_errors():
 
 
 def test_constants_follow_the_spec_enums():
-    assert onnx_ml_ops.POST_TRANSFORMS.index("LOGISTIC") == 2
-    assert onnx_ml_ops.NODE_MODES.index("BRANCH_MEMBER") == 6
-    assert onnx_ml_ops.AGGREGATES.index("SUM") == 1
+    assert classic_ml.POST_TRANSFORMS.index("LOGISTIC") == 2
+    assert classic_ml.NODE_MODES.index("BRANCH_MEMBER") == 6
+    assert classic_ml.AGGREGATES.index("SUM") == 1

@@ -1,6 +1,7 @@
-"""The ``onnx.*`` ops of irlib/op/onnx_signal_ops.py (STFT, MelWeightMatrix, TensorScatter,
-AffineGrid): type relations, and numpy references against explicit DFT sums, hand-derived
-values and onnxruntime run on one-node models."""
+"""The ``onnx.*`` ops STFT, MelWeightMatrix, TensorScatter and AffineGrid
+(irlib/op/frontend/spectral.py, scatter.py, resampling.py): type relations, and numpy
+references against explicit DFT sums, hand-derived values and onnxruntime run on one-node
+models."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.dims import Any
 from irlib.ir.types import TensorType
-from irlib.op import onnx_signal_ops  # noqa: F401  (registers the ops)
+from irlib.op import frontend  # noqa: F401  (registers the onnx.* ops)
 
 from ort_oracle import run_node
 from op_test_helpers import evaluate_op as run, op_relation as relation

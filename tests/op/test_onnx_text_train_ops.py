@@ -1,5 +1,5 @@
-"""The ``onnx.*`` ops of irlib/op/onnx_text_train_ops.py (TfIdfVectorizer, ImageDecoder): type
-relations, and numpy references against hand-derived counts, onnxruntime one-node models and
+"""The ``onnx.*`` ops TfIdfVectorizer and ImageDecoder (irlib/op/frontend/text.py,
+image_decoder.py): type relations, and numpy references against hand-derived counts, onnxruntime one-node models and
 images whose pixels the test writes itself (a hand-built BMP file)."""
 
 import struct
@@ -10,7 +10,7 @@ import pytest
 
 from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.types import TensorType
-from irlib.op import onnx_text_train_ops
+from irlib.op.frontend import image_decoder
 from irlib.testing.budget import examples
 from op_test_helpers import evaluate_op as run, op_relation as relation
 
@@ -153,7 +153,7 @@ def bmp_bytes(pixels: np.ndarray) -> np.ndarray:
     return np.frombuffer(header + info + rows, "uint8")
 
 
-needs_pillow = pytest.mark.skipif(not onnx_text_train_ops.pillow_available(),
+needs_pillow = pytest.mark.skipif(not image_decoder.pillow_available(),
                                   reason="Pillow is not installed")
 
 
@@ -182,7 +182,7 @@ def test_image_decoder_corrupt_stream_raises():
 def test_image_decoder_without_pillow_raises(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)
     monkeypatch.setitem(sys.modules, "PIL.Image", None)
-    assert not onnx_text_train_ops.pillow_available()
+    assert not image_decoder.pillow_available()
     with pytest.raises(OpImplError, match="needs Pillow"):
         run("onnx.image_decoder", np.zeros(4, "uint8"))
 

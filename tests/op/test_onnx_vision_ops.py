@@ -1,4 +1,4 @@
-"""The image-window ``onnx.*`` ops (irlib/op/onnx_vision_ops.py, onnx_sampling_ops.py) and
+"""The image-window ``onnx.*`` ops (irlib/op/frontend/sliding_windows.py, bilinear_sampling.py) and
 ``nn.conv3d_transpose``: references against onnxruntime one-node models (onnx's
 ReferenceEvaluator where onnxruntime disagrees with the spec's test data) and hand-derived
 values; type relations through the registry and the type checker."""
@@ -10,7 +10,7 @@ import irlib
 from irlib.errors import OpImplError, TypeInferenceError
 from irlib.ir.dims import Any, size_var
 from irlib.ir.types import TensorType, TupleType
-from irlib.op import onnx_sampling_ops, onnx_vision_ops  # noqa: F401  (registers the ops)
+from irlib.op.frontend import sliding_windows
 from irlib.op.registry import evaluate, get_def, make_call
 
 from ort_oracle import run_node
@@ -56,7 +56,7 @@ def test_col2im_matches_onnxruntime(image, block, attrs):
     dilations = attrs.get("dilations", (1,) * n)
     pads = attrs.get("pads", (0,) * 2 * n)
     strides = attrs.get("strides", (1,) * n)
-    counts = onnx_vision_ops.col2im_blocks(image, block, dilations, pads, strides)
+    counts = sliding_windows.col2im_blocks(image, block, dilations, pads, strides)
     data = f32(2, 3 * int(np.prod(block)), int(np.prod(counts)))
     expected = run_node("Col2Im", [data, np.array(image, "int64"), np.array(block, "int64")],
                         {k: list(v) for k, v in attrs.items()})[0]

@@ -22,7 +22,11 @@ NO_GRADIENT = GRADIENT_HELPERS | {"image.grid_sample", "unique", "argwhere",
                                   # collectives: the adjoint depends on how the per-worker
                                   # losses combine (tests/distributed)
                                   "ccl.allreduce", "ccl.allgather",
-                                  "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0"}
+                                  "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0",
+                                  # Winograd convolution: like Relay, no gradient (a build
+                                  # rewrites inference convolutions into them)
+                                  "nn.contrib_conv2d_winograd_weight_transform",
+                                  "nn.contrib_conv2d_winograd_without_weight_transform"}
 # Ops tested outside the tables (see the named tests).
 TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_reference
                     "arange",  # test_op_construct.test_arange
@@ -30,12 +34,14 @@ TESTED_ELSEWHERE = {"strided_set",  # test_op_indexing.test_strided_set_referenc
                     "call_dps_packed",  # tests/op/test_extern_call.py
                     "debug_io.call",  # tests/op/test_debug_io.py, tests/frontend/nn/test_effects.py
                     "ccl.allreduce", "ccl.allgather",  # tests/distributed (one and two
-                    "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0"}  # processes)
+                    "ccl.broadcast_from_worker0", "ccl.scatter_from_worker0",  # processes)
+                    # tests/jitkernels/test_winograd.py (against a direct convolution)
+                    "nn.contrib_conv2d_winograd_weight_transform",
+                    "nn.contrib_conv2d_winograd_without_weight_transform"}
 
 
-# dyn.* ops (irlib/op/dyn.py, Relay's dynamic-shape namespace) and onnx.* ops
-# (irlib/op/onnx_extra_ops.py, onnx_misc_ops.py) were added with the ONNX frontend and are
-# tested alongside it (tests/frontend/onnx, tests/op/test_onnx_extra_ops.py), not in these
+# dyn.* ops (Relay's dynamic-shape namespace) and onnx.* ops (irlib/op/frontend/) were added
+# with the ONNX frontend and are tested alongside it (tests/frontend/onnx, tests/op/test_onnx_*.py), not in these
 # tables.
 FRONTEND_OPS_PREFIX = ("dyn.", "onnx.")  # tuples work with str.startswith
 

@@ -24,6 +24,7 @@ from ...ir.dims import Any, AnyDim, size_var
 from ...ir.module import IRModule
 from ...ir.types import TensorType, TupleType
 from ...ndarray import NDArray
+from ...op import frontend as _frontend_ops  # noqa: F401  (registers the dyn.*/onnx.* ops)
 from ...op import registry as op_registry
 from .. import ConversionError, ModelFormatError, OpNotImplemented
 from . import registry

@@ -28,6 +28,7 @@ from ...ir.dims import Any, AnyDim, DimExpr, size_var
 from ...ir.module import IRModule
 from ...ir.types import TensorType, TupleType
 from ...ndarray import NDArray
+from ...op import frontend as _frontend_ops  # noqa: F401  (registers onnx.bitcast)
 from ...op import registry as op_registry
 from .._type_table import TypeTable
 from . import mlir, registry

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper  # noqa: E402
 
 import interp  # noqa: E402
 from irlib.frontend.onnx import OpNotImplemented, from_onnx  # noqa: E402
-from irlib.op import onnx_text_train_ops  # noqa: E402
+from irlib.op.frontend import image_decoder  # noqa: E402
 
 RNG = np.random.default_rng(0)
 TRAINING = "ai.onnx.preview.training"
@@ -218,7 +218,7 @@ def _bmp(pixels):
     return np.frombuffer(header + info + body, "uint8")
 
 
-@pytest.mark.skipif(not onnx_text_train_ops.pillow_available(), reason="needs Pillow")
+@pytest.mark.skipif(not image_decoder.pillow_available(), reason="needs Pillow")
 @pytest.mark.parametrize("pixel_format", ["RGB", "BGR"])
 def test_image_decoder_hand_built_bmp(pixel_format):
     pixels = RNG.integers(0, 256, (4, 3, 3)).astype("uint8")
@@ -230,7 +230,7 @@ def test_image_decoder_hand_built_bmp(pixel_format):
 
 
 def test_image_decoder_without_pillow_is_refused(monkeypatch):
-    monkeypatch.setattr(onnx_text_train_ops, "pillow_available", lambda: False)
+    monkeypatch.setattr(image_decoder, "pillow_available", lambda: False)
     feeds = {"encoded": np.zeros(10, "uint8")}
     model = _model("ImageDecoder", feeds, {"image": ("uint8", [1, 1, 3])}, opset=20)
     with pytest.raises(OpNotImplemented, match="needs Pillow"):

@@ -1,9 +1,8 @@
 """The standard ONNX ``Attention`` op (opsets 23-25; not com.microsoft's) and
-``RotaryEmbedding``, through the ``onnx.*`` ops of :mod:`irlib.op.onnx_extra_ops`."""
+``RotaryEmbedding``, through the ``onnx.*`` ops of :mod:`irlib.op.frontend.attention`."""
 
 from __future__ import annotations
 
-from ....op import onnx_extra_ops  # noqa: F401  (registers the onnx.* ops)
 from ..importer import onnx_dtype
 from ..registry import converter
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....op import dyn  # noqa: F401  (registers the dyn.* ops)
 from .common import normalize_axis, unsupported
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....op import onnx_extra_ops
+from ....op.frontend import resampling
 from ..registry import converter
 
 
@@ -23,7 +23,7 @@ def _resize(ctx, data, roi, scales, sizes, attrs, method, transform, nearest_mod
     policy = attrs.get("keep_aspect_ratio_policy", "stretch")
     if static is not None and (sizes is not None and sizes_value is not None or
                                sizes is None and scales_value is not None):
-        _, shape = onnx_extra_ops.resize_scales_and_sizes(
+        _, shape = resampling.resize_scales_and_sizes(
             static, scales_value, sizes_value if sizes is not None else None, axes, policy)
         out_shape = tuple(shape)
     scales = empty if scales is None or sizes is not None else \

@@ -57,7 +57,6 @@ def _scatter_nd(ctx, inputs, attrs):
     mode = {"none": "update", "add": "add", "mul": "mul", "min": "min", "max": "max"}[
         attrs.get("reduction", "none")]
     if mode not in ("update", "add"):
-        from ....op import onnx_misc_ops  # noqa: F401  (registers onnx.scatter_nd)
         return ctx.emit("onnx.scatter_nd", data, indices, updates,
                         reduction=attrs["reduction"])
     return ctx.emit("scatter_nd", data, _index_first(ctx, indices), updates, mode=mode)

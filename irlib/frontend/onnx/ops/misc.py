@@ -1,11 +1,11 @@
-"""Assorted ONNX ops mapped onto the ``onnx.*`` ops of :mod:`irlib.op.onnx_misc_ops`:
+"""Assorted ONNX ops mapped onto the ``onnx.*`` ops of :mod:`irlib.op.frontend`:
 Unique, NonMaxSuppression, BitCast, Det, DFT, the window functions, CumProd."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ....op import onnx_misc_ops
+from ....op.frontend import spectral
 from ..importer import onnx_dtype
 from ..registry import converter
 from .common import constant_ints, normalize_axis
@@ -76,7 +76,7 @@ def _window(kind: str):
         periodic = bool(attrs.get("periodic", 1))
         size = constant_ints(ctx, inputs[0])
         if size is not None:
-            return ctx.const(onnx_misc_ops.window_values(size[0], kind, periodic, dtype))
+            return ctx.const(spectral.window_values(size[0], kind, periodic, dtype))
         return ctx.emit("onnx.window", ctx.emit("cast", inputs[0], dtype="int64"), kind=kind,
                         periodic=periodic, dtype=dtype)
     return convert

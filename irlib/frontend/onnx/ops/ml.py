@@ -1,7 +1,7 @@
 """``ai.onnx.ml`` ops: Binarizer and ArrayFeatureExtractor (composed from comparisons, casts and
 ``take``), LabelEncoder (onto ``onnx.label_encoder``), and TreeEnsemble,
 TreeEnsembleRegressor and TreeEnsembleClassifier (onto ``onnx.tree_ensemble``, see
-:mod:`irlib.op.onnx_ml_ops`). Scaler, Normalizer, Imputer and LinearRegressor live in
+:mod:`irlib.op.frontend.classic_ml`). Scaler, Normalizer, Imputer and LinearRegressor live in
 :mod:`.ml_linear`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....op.onnx_ml_ops import AGGREGATES, NODE_MODES, POST_TRANSFORMS
+from ....op.frontend.classic_ml import AGGREGATES, NODE_MODES, POST_TRANSFORMS
 from ..registry import converter
 from . import ml_linear  # noqa: F401  (Scaler, Normalizer, Imputer, LinearRegressor)
 from .common import scalar, unsupported

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....op.onnx_ml_ops import AGGREGATES, NODE_MODES, POST_TRANSFORMS
+from ....op.frontend.classic_ml import AGGREGATES, NODE_MODES, POST_TRANSFORMS
 from .common import unsupported
 
 

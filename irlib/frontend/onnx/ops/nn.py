@@ -262,7 +262,6 @@ def _training_dropout(ctx, data, ratio, flag, training, attrs):
     """Dropout with a training flag: random masks (``onnx.dropout``) when it is set; a
     run-time flag selects between that and the identity with an ``If``."""
     from ....ir import expr as E
-    from ....op import onnx_misc_ops  # noqa: F401  (registers onnx.dropout)
     if ratio is None:
         ratio = ctx.const(np.float32(0.5))
     tup = ctx.emit("onnx.dropout", data, ratio, seed=float(attrs.get("seed", -1.0)))

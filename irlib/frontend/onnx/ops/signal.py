@@ -1,11 +1,10 @@
 """STFT, MelWeightMatrix, TensorScatter and AffineGrid, mapped onto the ``onnx.*`` ops of
-:mod:`irlib.op.onnx_signal_ops` (constant inputs fold at import time)."""
+:mod:`irlib.op.frontend.spectral` (constant inputs fold at import time)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ....op import onnx_signal_ops  # noqa: F401  (registers the ops)
 from ..importer import onnx_dtype
 from ..registry import converter
 from .common import normalize_axis, unsupported

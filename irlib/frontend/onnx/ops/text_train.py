@@ -1,5 +1,6 @@
 """TfIdfVectorizer and ImageDecoder (onto the ``onnx.*`` ops of
-:mod:`irlib.op.onnx_text_train_ops`), and the ``ai.onnx.preview.training`` optimizers Adagrad,
+:mod:`irlib.op.frontend.text` and
+:mod:`irlib.op.frontend.image_decoder`), and the ``ai.onnx.preview.training`` optimizers Adagrad,
 Adam and Momentum, composed from elementwise ops.
 
 The optimizers take ``R`` (learning rate) and ``T`` (update count) scalars, then ``n`` tensors
@@ -9,7 +10,7 @@ tensors; they return the new tensors then the new states, in the same order.
 
 from __future__ import annotations
 
-from ....op import onnx_text_train_ops
+from ....op.frontend import image_decoder
 from ..registry import converter
 from .common import scalar, unsupported
 
@@ -38,10 +39,10 @@ def _tfidf_vectorizer(ctx, inputs, attrs):
 
 @converter("ImageDecoder", since=20)
 def _image_decoder(ctx, inputs, attrs):
-    if not onnx_text_train_ops.pillow_available():
+    if not image_decoder.pillow_available():
         unsupported("ImageDecoder needs Pillow (pip install pillow) to decode images")
     pixel_format = attrs.get("pixel_format", "RGB")
-    if pixel_format not in onnx_text_train_ops.PIXEL_FORMATS:
+    if pixel_format not in image_decoder.PIXEL_FORMATS:
         unsupported(f"ImageDecoder pixel_format {pixel_format!r} is not supported")
     return ctx.emit("onnx.image_decoder", inputs[0], pixel_format=pixel_format)
 

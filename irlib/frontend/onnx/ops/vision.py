@@ -1,12 +1,11 @@
-"""Image-window ONNX ops mapped onto the ops of :mod:`irlib.op.onnx_vision_ops` and
-:mod:`irlib.op.onnx_sampling_ops`: Col2Im, DeformConv, RoiAlign, MaxUnpool, and MaxPool's
-Indices output (:func:`max_pool_with_indices`, called by the MaxPool converter)."""
+"""Image-window ONNX ops mapped onto the ops of :mod:`irlib.op.frontend.sliding_windows`
+and :mod:`irlib.op.frontend.bilinear_sampling`: Col2Im, DeformConv, RoiAlign, MaxUnpool, and
+MaxPool's Indices output (:func:`max_pool_with_indices`, called by the MaxPool converter)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ....op import onnx_sampling_ops, onnx_vision_ops  # noqa: F401  (registers the ops)
 from ..registry import converter
 from .common import constant_ints, unsupported
 

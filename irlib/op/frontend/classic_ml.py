@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import OpImplError, TypeInferenceError
-from ..ir.types import TensorType
-from .registry import register_opaque
-from .type_relations import expect_tensor
+from ...errors import OpImplError, TypeInferenceError
+from ...ir.types import TensorType
+from ..registry import register_opaque
+from ..type_relations import expect_tensor
 
 __all__ = ["AGGREGATES", "POST_TRANSFORMS", "NODE_MODES"]
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TypeInferenceError
-from ..ir.dims import Any
-from ..ir.types import TensorType, TupleType
-from .registry import register_opaque
-from .transform import reshape_output_shape
-from .type_relations import expect_tensor
+from ...errors import TypeInferenceError
+from ...ir.dims import Any
+from ...ir.types import TensorType, TupleType
+from ..registry import register_opaque
+from ..transform import reshape_output_shape
+from ..type_relations import expect_tensor
 
 __all__ = []
 

@@ -1,39 +1,115 @@
-"""ONNX text and image input ops (see :mod:`irlib.op.onnx_misc_ops`), each with a numpy
-reference.
+"""Text ops with ONNX semantics (``onnx.*``), each with a numpy reference:
 
+* ``onnx.string_concat``, ``onnx.regex_full_match``, ``onnx.string_split`` and
+  ``onnx.string_normalizer``: elementwise string operations;
 * ``onnx.tfidf_vectorizer(data, mode, min_gram_length, max_gram_length, max_skip_count,
   ngram_counts, ngram_indexes, pool, weights)``: n-gram counts of the rows of a ``[C]`` or
   ``[B, C]`` tensor of integers or strings, weighted by ``mode`` (``TF``, ``IDF``,
-  ``TFIDF``), as float32 ``[out]`` or ``[B, out]`` with ``out = max(ngram_indexes) + 1``;
-* ``onnx.image_decoder(encoded, pixel_format)``: decode one encoded image (a 1-D uint8
-  tensor holding a JPEG, PNG, BMP, TIFF, PNM, WebP or JPEG 2000 file) into ``[H, W, 3]``
-  (``RGB`` or ``BGR``) or ``[H, W, 1]`` (``Grayscale``) uint8 pixels. Decoding needs Pillow;
-  without it the op raises :class:`~irlib.errors.OpImplError` (and the ONNX converter
-  refuses the node at import time).
-
-The ONNX training optimizers (Adagrad, Adam, Momentum) and BatchNormalization's training mode
-need no op of their own: their converters compose elementwise ops and reductions.
+  ``TFIDF``), as float32 ``[out]`` or ``[B, out]`` with ``out = max(ngram_indexes) + 1``.
 """
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 
-from ..errors import OpImplError, TypeInferenceError
-from ..ir.dims import Any
-from ..ir.types import TensorType
-from .registry import register_opaque
-from .type_relations import expect_tensor
+from ...errors import OpImplError, TypeInferenceError
+from ...ir.dims import Any
+from ...ir.types import TensorType, TupleType
+from ..registry import register_opaque
+from ..type_relations import expect_tensor
 
-__all__ = ["TFIDF_MODES", "PIXEL_FORMATS", "pillow_available"]
+__all__ = ['TFIDF_MODES']
+
 
 #: The weighting modes of TfIdfVectorizer.
 TFIDF_MODES = ("TF", "IDF", "TFIDF")
-#: The pixel formats of ImageDecoder and their channel counts.
-PIXEL_FORMATS = {"RGB": 3, "BGR": 3, "Grayscale": 1}
 
+
+# -- strings ------------------------------------------------------------------------------------
+
+def _strings(data):
+    return np.asarray(data).astype(str)
+
+
+def _string_rel(arg_types, attrs):
+    return TensorType(expect_tensor(arg_types[0], "string op: data").shape, "string")
+
+
+def _string_concat_rel(arg_types, attrs):
+    from ..type_relations import broadcast_shapes
+    lhs = expect_tensor(arg_types[0], "onnx.string_concat: lhs")
+    rhs = expect_tensor(arg_types[1], "onnx.string_concat: rhs")
+    return TensorType(broadcast_shapes(lhs.shape, rhs.shape), "string")
+
+
+register_opaque("onnx.string_concat", ("lhs", "rhs"), None, _string_concat_rel,
+                lambda lhs, rhs: (np.char.add(_strings(lhs), _strings(rhs)),),
+                "elementwise (broadcast) string concatenation")
+
+
+def _regex_ref(data, pattern=""):
+    import re
+    compiled = re.compile(pattern)
+    flat = [compiled.fullmatch(text) is not None for text in _strings(data).reshape(-1)]
+    return (np.asarray(flat, bool).reshape(np.shape(data)),)
+
+
+register_opaque("onnx.regex_full_match", ("data",), ("onnx.attrs.RegexAttrs", [("pattern", "")]),
+                lambda arg_types, attrs: TensorType(expect_tensor(
+              arg_types[0], "onnx.regex_full_match: data").shape, "bool"),
+                _regex_ref, "whether each string fully matches a regular expression")
+
+
+def _string_split_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "onnx.string_split: data")
+    return TupleType([TensorType(tuple(data.shape) + (Any,), "string"),
+                      TensorType(data.shape, "int64")])
+
+
+def _string_split_ref(data, delimiter="", maxsplit=-1):
+    texts = _strings(data)
+    pieces = [text.split(delimiter or None, maxsplit) for text in texts.reshape(-1)]
+    width = max((len(p) for p in pieces), default=0)
+    out = np.full((len(pieces), width), "", dtype=object)
+    for row, parts in enumerate(pieces):
+        out[row, :len(parts)] = parts
+    return (out.astype(str).reshape(texts.shape + (width,)),
+            np.asarray([len(p) for p in pieces], "int64").reshape(texts.shape))
+
+
+register_opaque("onnx.string_split", ("data",),
+                ("onnx.attrs.StringSplitAttrs", [("delimiter", ""), ("maxsplit", -1)]),
+                _string_split_rel, _string_split_ref,
+                "split strings (padded with empty strings) and count the pieces", tuple_output=True)
+
+
+def _normalizer_ref(data, case_change_action="NONE", is_case_sensitive=False, stopwords=()):
+    texts = _strings(data)
+    flat = texts.reshape(-1)
+    if stopwords:
+        if is_case_sensitive:
+            drop = set(stopwords)
+            flat = [t for t in flat if t not in drop]
+        else:
+            drop = {w.lower() for w in stopwords}
+            flat = [t for t in flat if t.lower() not in drop]
+    if case_change_action == "LOWER":
+        flat = [t.lower() for t in flat]
+    elif case_change_action == "UPPER":
+        flat = [t.upper() for t in flat]
+    flat = list(flat) or [""]
+    shape = (len(flat),) if texts.ndim == 1 else (1, len(flat))
+    return (np.asarray(flat, dtype=str).reshape(shape),)
+
+
+register_opaque("onnx.string_normalizer", ("data",),
+                ("onnx.attrs.StringNormalizerAttrs", [("case_change_action", "NONE"),
+                                                ("is_case_sensitive", False),
+                                                ("stopwords", ())]),
+                lambda arg_types, attrs: TensorType(
+              [Any] * expect_tensor(arg_types[0], "onnx.string_normalizer: data").ndim,
+              "string"),
+                _normalizer_ref, "ONNX StringNormalizer: drop stop words, change case")
 
 
 # -- TfIdfVectorizer ----------------------------------------------------------------------------
@@ -143,54 +219,3 @@ register_opaque("onnx.tfidf_vectorizer", ("data",),
             ("weights", ())]),
                 _tfidf_rel, _tfidf_ref,
                 "ONNX TfIdfVectorizer: weighted counts of pooled (skip-)n-grams per row")
-
-
-# -- ImageDecoder -------------------------------------------------------------------------------
-
-def pillow_available() -> bool:
-    """Whether Pillow (``PIL``), which ``onnx.image_decoder`` decodes with, can be imported."""
-    try:
-        import PIL.Image  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _image_decoder_rel(arg_types, attrs):
-    op = "onnx.image_decoder"
-    encoded = expect_tensor(arg_types[0], f"{op}: encoded_stream")
-    if encoded.ndim != 1 or encoded.dtype != "uint8":
-        raise TypeInferenceError(f"{op}: encoded_stream must be 1-D uint8, got {encoded}")
-    channels = PIXEL_FORMATS.get(attrs["pixel_format"])
-    if channels is None:
-        raise TypeInferenceError(f"{op}: pixel_format {attrs['pixel_format']!r} is not one "
-                                 f"of {sorted(PIXEL_FORMATS)}")
-    return TensorType((Any, Any, channels), "uint8")
-
-
-def _image_decoder_ref(encoded, pixel_format="RGB"):
-    op = "onnx.image_decoder"
-    try:
-        import PIL.Image
-    except ImportError:
-        raise OpImplError(f"{op}: decoding images needs Pillow (pip install pillow)",
-                          op=op) from None
-    try:
-        image = PIL.Image.open(io.BytesIO(np.ascontiguousarray(encoded).tobytes()))
-        image.load()
-    except Exception as error:  # Pillow raises many kinds for unknown or corrupt data
-        raise OpImplError(f"{op}: cannot decode the {encoded.size}-byte stream: {error}",
-                          op=op) from None
-    if pixel_format == "Grayscale":
-        return (np.asarray(image.convert("L"), "uint8")[:, :, None],)
-    pixels = np.asarray(image.convert("RGB"), "uint8")
-    if pixel_format == "BGR":
-        pixels = pixels[:, :, ::-1]
-    return (np.ascontiguousarray(pixels),)
-
-
-register_opaque("onnx.image_decoder", ("encoded",),
-                ("onnx.attrs.ImageDecoderAttrs", [("pixel_format", "RGB")]),
-                _image_decoder_rel, _image_decoder_ref,
-                "ONNX ImageDecoder: decode an encoded image file into [H, W, C] uint8 pixels "
-                "(needs Pillow)")

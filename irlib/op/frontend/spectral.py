@@ -1,14 +1,13 @@
-"""ONNX signal and cache ops (see :mod:`irlib.op.onnx_misc_ops`), each with a numpy reference.
+"""Spectral ops with ONNX semantics (``onnx.*``), each with a numpy reference:
 
 * ``onnx.stft(signal, frame_step, window, frame_length, onesided)``: short-time Fourier
   transform of ``[batch, length, 1|2]`` (real or complex) signals into
   ``[batch, frames, bins, 2]``; ``window`` and ``frame_length`` are empty tensors when absent;
 * ``onnx.mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz,
   upper_edge_hertz, dtype)``: the ``[dft_length // 2 + 1, num_mel_bins]`` triangular filter bank;
-* ``onnx.tensor_scatter(past_cache, update, write_indices, mode, axis)``: write ``update``
-  into a KV cache at per-batch offsets (``linear`` or ``circular``);
-* ``onnx.affine_grid(theta, size, align_corners)``: the sampling grid of a batch of 2-D
-  (``[N, 2, 3]``) or 3-D (``[N, 3, 4]``) affine transforms.
+* ``onnx.dft(data, length, axis, inverse, onesided)``: ONNX DFT on a trailing real/complex
+  axis of size 1 or 2;
+* ``onnx.window(size, kind, periodic, dtype)``: Hann/Hamming/Blackman windows.
 
 Scalar arguments are 0-d or 1-element tensors known only at run time, so the result dims they
 decide are ``?``.
@@ -18,14 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import OpImplError, TypeInferenceError
-from ..ir.dims import Any
-from ..ir.types import TensorType, normalize_dtype
-from .registry import register_opaque
-from .type_relations import expect_tensor
+from ...errors import OpImplError, TypeInferenceError
+from ...ir.dims import Any
+from ...ir.types import TensorType, normalize_dtype
+from ..registry import register_opaque
+from ..type_relations import expect_tensor
 
-__all__ = ["mel_weight_matrix_values"]
-
+__all__ = ['mel_weight_matrix_values', 'window_values']
 
 
 def _scalar(value, op: str, what: str):
@@ -154,98 +152,59 @@ register_opaque("onnx.mel_weight_matrix",
                 "ONNX MelWeightMatrix: mel-scale triangular filter bank over DFT bins")
 
 
-# -- TensorScatter ------------------------------------------------------------------------------
+# -- DFT and windows ------------------------------------------------------------------------------
 
-def _tensor_scatter_rel(arg_types, attrs):
-    cache = expect_tensor(arg_types[0], "onnx.tensor_scatter: past_cache")
-    update = expect_tensor(arg_types[1], "onnx.tensor_scatter: update")
-    indices = expect_tensor(arg_types[2], "onnx.tensor_scatter: write_indices")
-    axis = attrs["axis"]
-    if cache.ndim < 2 or update.ndim != cache.ndim or not 0 < axis < cache.ndim:
-        raise TypeInferenceError(f"onnx.tensor_scatter: cache {cache} and update {update} "
-                                 f"must have one rank >= 2 and axis {axis} in [1, rank)")
-    if update.dtype != cache.dtype or indices.ndim != 1 or \
-            not indices.dtype.startswith(("int", "uint")):
-        raise TypeInferenceError(f"onnx.tensor_scatter: update {update} must match cache "
-                                 f"{cache} and write_indices {indices} must be 1-D integers")
-    return cache
+def _dft_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "onnx.dft: data")
+    real = attrs["inverse"] and attrs["onesided"]
+    return TensorType([Any] * (data.ndim - 1) + [1 if real else 2], data.dtype)
 
 
-def _tensor_scatter_ref(past_cache, update, write_indices, mode="linear", axis=1):
-    op = "onnx.tensor_scatter"
-    capacity, count = past_cache.shape[axis], update.shape[axis]
-    others = [d for d in range(past_cache.ndim) if d != axis]
-    if [past_cache.shape[d] for d in others] != [update.shape[d] for d in others] or \
-            count > capacity:
-        raise OpImplError(f"{op}: update {update.shape} does not fit cache {past_cache.shape} "
-                          f"along axis {axis}", op=op)
-    batch = past_cache.shape[0]
-    starts = np.zeros(batch, "int64") if write_indices.size == 0 else \
-        write_indices.astype("int64")
-    if starts.shape != (batch,):
-        raise OpImplError(f"{op}: write_indices of shape {write_indices.shape} for batch "
-                          f"{batch}", op=op)
-    positions = starts[:, None] + np.arange(count)[None, :]  # [batch, count]
-    if mode == "circular":
-        positions = positions % capacity
-    elif positions.size and (positions.min() < 0 or positions.max() >= capacity):
-        raise OpImplError(f"{op}: linear writes at {starts.tolist()} of {count} run past "
-                          f"the cache size {capacity}", op=op)
-    present = np.array(past_cache, copy=True)
-    moved_cache = np.moveaxis(present, axis, 1)  # a view: writes land in ``present``
-    moved_update = np.moveaxis(update, axis, 1)
-    for b in range(batch):
-        moved_cache[b, positions[b]] = moved_update[b]
-    return (present,)
+def _dft_ref(data, length, axis, inverse=False, onesided=False):
+    axis = int(axis.reshape(-1)[0]) % (data.ndim - 1) if axis.size else data.ndim - 2
+    signal = data[..., 0] + 1j * data[..., 1] if data.shape[-1] == 2 else data[..., 0]
+    n = int(length.reshape(-1)[0]) if length.size else signal.shape[axis]
+    if inverse and onesided:  # a half spectrum back to a real signal
+        result = np.fft.irfft(signal, n=n if length.size else None, axis=axis)
+        return (result[..., None].astype(data.dtype),)
+    if inverse:
+        result = np.fft.ifft(signal, n=n, axis=axis)
+    else:
+        result = np.fft.fft(signal, n=n, axis=axis)
+    if onesided:
+        result = np.take(result, np.arange(n // 2 + 1), axis=axis)
+    return (np.stack([result.real, result.imag], axis=-1).astype(data.dtype),)
 
 
-register_opaque("onnx.tensor_scatter", ("past_cache", "update", "write_indices"),
-                ("onnx.attrs.TensorScatterAttrs", [("mode", "linear"), ("axis", 1)]),
-                _tensor_scatter_rel, _tensor_scatter_ref,
-                "ONNX TensorScatter: write update into the cache at per-batch offsets along axis "
-                "(write_indices is empty for offset 0)")
+register_opaque("onnx.dft", ("data", "length", "axis"),
+                ("onnx.attrs.DFTAttrs", [("inverse", False), ("onesided", False)]),
+                _dft_rel, _dft_ref, "ONNX DFT: (inverse) discrete Fourier transform along an axis "
+                "(length and axis are 0- or 1-element tensors; empty for the defaults)")
 
 
-# -- AffineGrid ---------------------------------------------------------------------------------
-
-def _affine_grid_rel(arg_types, attrs):
-    theta = expect_tensor(arg_types[0], "onnx.affine_grid: theta")
-    size = expect_tensor(arg_types[1], "onnx.affine_grid: size")
-    if theta.ndim != 3 or theta.shape[1] not in (2, 3) or \
-            theta.shape[2] not in (theta.shape[1] + 1, Any):
-        raise TypeInferenceError(f"onnx.affine_grid: theta must be [N, 2, 3] or [N, 3, 4], "
-                                 f"got {theta}")
-    spatial = theta.shape[1]
-    if size.ndim != 1 or size.shape[0] not in (spatial + 2, Any):
-        raise TypeInferenceError(f"onnx.affine_grid: size {size} must list {spatial + 2} dims "
-                                 f"for theta {theta}")
-    return TensorType((theta.shape[0],) + (Any,) * spatial + (spatial,), theta.dtype)
+def _window_rel(arg_types, attrs):
+    return TensorType((Any,), normalize_dtype(attrs["dtype"]))
 
 
-def _axis_coordinates(count: int, align_corners: bool) -> np.ndarray:
-    if align_corners:
-        # the end points sit on the corner pixels' centers; one pixel sits at 0
-        return np.linspace(-1.0, 1.0, count) if count > 1 else np.zeros(count)
-    return (2.0 * np.arange(count) + 1.0) / count - 1.0
+def _window_ref(size, kind="hann", periodic=True, dtype="float32"):
+    return (window_values(int(size.reshape(-1)[0]), kind, periodic, dtype),)
 
 
-def _affine_grid_ref(theta, size, align_corners=False):
-    op = "onnx.affine_grid"
-    spatial = theta.shape[1]
-    dims = [int(d) for d in np.asarray(size).reshape(-1)]
-    if len(dims) != spatial + 2 or dims[0] != theta.shape[0] or min(dims[2:]) < 0:
-        raise OpImplError(f"{op}: size {dims} does not match theta {theta.shape}", op=op)
-    # homogeneous coordinates, fastest axis first: (x, y[, z], 1)
-    axes = [_axis_coordinates(n, align_corners) for n in dims[2:]]
-    mesh = np.meshgrid(*axes, indexing="ij")  # slowest (depth/height) first
-    points = np.stack(list(reversed(mesh)) + [np.ones(dims[2:])], axis=-1)
-    flat = points.reshape(-1, spatial + 1)
-    grid = np.einsum("nij,pj->npi", theta.astype("float64"), flat)
-    return (grid.reshape([dims[0]] + dims[2:] + [spatial]).astype(theta.dtype),)
+def window_values(size: int, kind: str, periodic: bool, dtype: str) -> np.ndarray:
+    """The ONNX window of ``kind`` (``hann``, ``hamming``, ``blackman``) of ``size``."""
+    n = np.arange(size, dtype="float64")
+    denominator = size if periodic else size - 1
+    phase = 2 * np.pi * n / max(denominator, 1)
+    if kind == "hann":
+        values = 0.5 - 0.5 * np.cos(phase)
+    elif kind == "hamming":
+        values = 25 / 46 - (1 - 25 / 46) * np.cos(phase)
+    else:
+        values = 0.42 - 0.5 * np.cos(phase) + 0.08 * np.cos(2 * phase)
+    return values.astype(dtype)
 
 
-register_opaque("onnx.affine_grid", ("theta", "size"),
-                ("onnx.attrs.AffineGridAttrs", [("align_corners", False)]),
-                _affine_grid_rel, _affine_grid_ref,
-                "ONNX AffineGrid: sampling grid [N, (D,) H, W, 2|3] of affine transforms theta "
-                "over the normalized [-1, 1] output coordinates")
+register_opaque("onnx.window", ("size",), ("onnx.attrs.WindowAttrs", [("kind", "hann"),
+                                                               ("periodic", True),
+                                                               ("dtype", "float32")]),
+                _window_rel, _window_ref, "Hann/Hamming/Blackman window of a run-time size")

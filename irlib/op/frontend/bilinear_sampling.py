@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import OpImplError, TypeInferenceError
-from ..ir.dims import AnyDim
-from ..ir.types import TensorType
-from .registry import register_opaque
-from .type_relations import dims_differ, expect_tensor
+from ...errors import OpImplError, TypeInferenceError
+from ...ir.dims import AnyDim
+from ...ir.types import TensorType
+from ..registry import register_opaque
+from ..type_relations import dims_differ, expect_tensor
 
 __all__ = []
 

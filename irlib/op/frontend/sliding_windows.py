@@ -24,11 +24,11 @@ import itertools
 
 import numpy as np
 
-from ..errors import OpImplError, TypeInferenceError
-from ..ir.dims import Any, AnyDim
-from ..ir.types import TensorType, TupleType
-from .registry import register_opaque
-from .type_relations import dims_differ, expect_tensor
+from ...errors import OpImplError, TypeInferenceError
+from ...ir.dims import Any, AnyDim
+from ...ir.types import TensorType, TupleType
+from ..registry import register_opaque
+from ..type_relations import dims_differ, expect_tensor
 
 __all__ = ["col2im_blocks", "pool_out_size"]
 
