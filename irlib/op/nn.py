@@ -24,7 +24,10 @@ from .nn_space import *  # noqa: F401,F403
 from .nn_space import __all__ as _space_all
 from .nn_conv3d_transpose import conv3d_transpose  # noqa: F401
 from .image import upsampling  # noqa: F401
+from .nn_winograd import (contrib_conv2d_winograd_weight_transform,  # noqa: F401
+                          contrib_conv2d_winograd_without_weight_transform)
 
 __all__ = (list(_basic_all) + list(_conv_all) + list(_pool_all) + list(_more_all)
            + list(_convnd_all) + list(_norm_all) + list(_pool_nd_all) + list(_space_all)
-           + ["upsampling", "conv3d_transpose"])
+           + ["upsampling", "conv3d_transpose", "contrib_conv2d_winograd_weight_transform",
+              "contrib_conv2d_winograd_without_weight_transform"])

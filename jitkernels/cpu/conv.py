@@ -2,9 +2,11 @@
 
 Each kernel picks one path (all in :mod:`jitkernels.cpu.conv_core`):
 
-* NHWC data with an HWIO kernel and one group (conv2d): the implicit per-tap GEMM or
-  channels-last im2col + GEMM, both against the weight as stored (HWIO is already the
-  ``[KH*KW*C, O]`` matrix); 1x1 is a plain GEMM;
+* NHWC data with an HWIO kernel and one group (conv2d): Winograd (:mod:`.winograd`, the
+  weight transformed per call) for the stride-1 3x3 layers where its cost model says so
+  even counting that transform; else the implicit per-tap GEMM or channels-last im2col +
+  GEMM, both against the weight as stored (HWIO is already the ``[KH*KW*C, O]`` matrix);
+  1x1 is a plain GEMM;
 * a depthwise conv2d (one input channel per group): the direct ``prange`` kernels of
   :mod:`jitkernels.cpu.depthwise` (channels-first, or NHWC with one output channel per
   input channel);
@@ -20,7 +22,7 @@ import numpy as np
 from .. import register_kernel
 from .._geometry import (SPATIAL, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
                          padding_pairs, reference, to3, to_canonical)
-from . import conv_core, depthwise
+from . import conv_core, depthwise, winograd
 
 
 def prefers_channels_last(data_shape, weight_shape, groups: int, dtype) -> bool:
@@ -196,7 +198,15 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None):
     w = np.ascontiguousarray(weight)
     out = (np.empty((batch, oh * ow, out_channels), x.dtype) if result is None
            else result.reshape(batch, oh * ow, out_channels))
-    if (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
+    tile = (winograd.choose_tile(channels, out_channels, oh, ow, batch, weight_transform=True)
+            if winograd.eligible((kh, kw), strides, dilation, 1) else 0)
+    if tile:
+        # Winograd with the weight transformed on this call (a constant weight is
+        # transformed at build time instead: interp.winograd_rewrite).
+        u = winograd.transform_weight(w.transpose(3, 2, 0, 1), tile, channels_last=True)
+        winograd.conv2d_nhwc(x, u, out.reshape(batch, oh, ow, out_channels), tile,
+                             before[0], before[1])
+    elif (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
         conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels),
                                       w.reshape(channels, out_channels), out)
     else:

@@ -14,17 +14,20 @@ from hypothesis import strategies as st
 
 import jitkernels
 from irlib.testing.budget import examples
-from jitkernels.cpu import blas, conv_core
+from jitkernels.cpu import blas, conv_core, winograd
 
 PATHS = ("taps", "im2col", "default")
 
 
 @contextlib.contextmanager
 def forced(path: str):
-    """Make the kernels take ``path`` wherever it applies (tiny shapes included)."""
+    """Make the kernels take ``path`` wherever it applies (tiny shapes included); Winograd
+    (tests/jitkernels/test_winograd.py) is kept off so that the GEMM paths run."""
     names = ("COPY_FLOPS", "COPY_FLOPS_NHWC", "MIN_TAP_FLOPS", "MIN_TAP_CHANNELS",
              "MIN_NHWC_RUN")
     saved = [getattr(conv_core, name) for name in names]
+    saved_winograd = winograd.MIN_CHANNELS
+    winograd.MIN_CHANNELS = 1 << 30
     if path != "default":       # default, few channels: NHWC through channels-first columns
         conv_core.COPY_FLOPS = conv_core.COPY_FLOPS_NHWC = 1e12 if path == "taps" else 0
         conv_core.MIN_TAP_FLOPS = 0
@@ -34,6 +37,7 @@ def forced(path: str):
     finally:
         for name, value in zip(names, saved):
             setattr(conv_core, name, value)
+        winograd.MIN_CHANNELS = saved_winograd
 
 
 def direct_conv(x, w, strides, dilation, before, after, groups):

@@ -345,3 +345,25 @@ def _(draw):
         "method": draw(st.sampled_from(["nearest", "bilinear", "bicubic"])),
         "padding_mode": draw(st.sampled_from(["zeros", "border", "reflection"])),
         "align_corners": draw(st.booleans())}
+
+
+@spec("nn.contrib_conv2d_winograd_weight_transform")
+def _(draw):
+    dims = (draw(st.integers(1, 3)), draw(st.integers(1, 3)), 3, 3)
+    return [arr(draw, dims)], {"tile_size": draw(st.sampled_from([2, 4]))}
+
+
+@spec("nn.contrib_conv2d_winograd_without_weight_transform")
+def _(draw):
+    tile = draw(st.sampled_from([2, 4]))
+    padding = tuple(draw(st.integers(0, 1)) for _ in range(4))
+    batch, channels, out_channels = (draw(st.integers(1, 2)) for _ in range(3))
+    height = draw(st.integers(3 - padding[0] - padding[2], 7))
+    width = draw(st.integers(3 - padding[1] - padding[3], 7))
+    layout = draw(st.sampled_from(["NCHW", "NHWC"]))
+    kernel_layout = draw(st.sampled_from(["OIHW", "HWIO"]))
+    data = arr(draw, _in_layout((batch, channels, height, width), "NCHW", layout))
+    pair = (out_channels, channels) if kernel_layout == "OIHW" else (channels, out_channels)
+    weight = arr(draw, (tile + 2, tile + 2) + pair, data.dtype.name)
+    return [data, weight], {"tile_size": tile, "padding": padding, "data_layout": layout,
+                            "kernel_layout": kernel_layout}
