@@ -17,10 +17,10 @@ __all__ = ["call_signatures", "compile_signature", "is_compiled"]
 
 def _dispatcher_type():
     try:
-        from numba.core.dispatcher import Dispatcher
+        from numba.core.registry import CPUDispatcher
     except ImportError:         # numba missing: nothing is compiled ahead
         return None
-    return Dispatcher
+    return CPUDispatcher        # CPU ``@njit`` functions only (CUDA kernels are not ours here)
 
 
 def _array_type(dtype, ndim: int):
