@@ -37,6 +37,49 @@ def test_irlib_does_not_import_runtime_packages():
     assert out.stdout.strip() == "[]"
 
 
+#: How each optional distribution is used: the import of it the sources must contain.
+EXTRA_IMPORTS = {"torch": r"import torch\b", "jax": r"import jax\b", "jaxlib": r"from jaxlib\b",
+                 "mpi4py": r"from mpi4py\b", "matplotlib": r"import matplotlib\b",
+                 "numba-cuda": r"from numba import cuda\b",   # numba-cuda provides numba.cuda
+                 "mpich": None}            # the MPI library mpi4py loads, and its mpiexec
+
+
+def setup_extras():
+    """``{extra: [distribution names]}`` and the install_requires names, from setup.cfg."""
+    import configparser
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+
+    def names(block):
+        return [re.split(r"[\[<>=!;~ ]", line.strip(), maxsplit=1)[0]
+                for line in block.splitlines() if line.strip()]
+    extras = {key: names(value) for key, value in config["options.extras_require"].items()}
+    return extras, names(config["options"]["install_requires"])
+
+
+def test_setup_extras_are_honest():
+    """No extra is empty or only repeats install_requires, and each optional distribution is
+    used: its module is imported by the four packages or by a documented example (jax: users
+    lower their JAX programs with it before the StableHLO importer reads them)."""
+    extras, required = setup_extras()
+    sources = "\n".join(path.read_text() for package in ("irlib", "interp", "jitkernels", "zoo")
+                        for path in (ROOT / package).rglob("*.py"))
+    sources += "\n".join(code for page in doc_pages()
+                         for lang, code, _, _ in fenced_blocks(page.read_text())
+                         if lang == "python")
+    for extra, names in extras.items():
+        added = [name for name in names if name not in required]
+        assert added, f"extra [{extra}] adds nothing to install_requires"
+        if extra == "test":
+            continue
+        for name in added:
+            assert name in EXTRA_IMPORTS, f"extra [{extra}]: say how {name} is used"
+            pattern = EXTRA_IMPORTS[name]
+            if pattern is not None:
+                assert re.search(rf"^\s*{pattern}", sources, re.M), (
+                    f"extra [{extra}] installs {name}, but no source has {pattern!r}")
+
+
 def test_cli_help_lists_commands(capsys):
     from interp.cli import main
     assert main([]) == 0
