@@ -235,10 +235,36 @@ def _cpu_converts(call) -> bool:
 
 
 def _optimize(mod: IRModule, params, target: str) -> IRModule:
-    """The build pipeline under the current PassContext, with the target's layouts."""
+    """The build pipeline under the current PassContext, with the target's layouts.
+
+    On the cpu target (``opt_level >= 3``), before FuseOps, the 3x3 convolutions with
+    constant weights where Winograd pays are rewritten to it, their weight transform folded
+    here (:mod:`interp.winograd_rewrite`; off with ``IRLIB_WINOGRAD=0``,
+    ``config={"cpu.winograd": False}`` or ``disabled_pass=["Winograd"]``)."""
+    from irlib.transform import PassContext
     from irlib.transform.pipeline import optimize
     layouts = (CPU_LAYOUTS, _cpu_converts) if target == "cpu" else None
-    return optimize(mod, params, layouts=layouts)
+    ctx = PassContext.current()
+    if target != "cpu" or not _winograd_enabled(ctx):
+        return optimize(mod, params, layouts=layouts)
+    from irlib.transform.pass_infra import get_pass
+    from .winograd_rewrite import rewrite_winograd
+    mod = optimize(mod, params, fuse=False, layouts=layouts)
+    gvar = mod.get_global_var("main")
+    func, count = rewrite_winograd(mod[gvar])
+    if count:
+        mod = mod.copy()
+        mod[gvar] = func
+        mod = get_pass("InferType")(mod, ctx)
+    return get_pass("InferType")(get_pass("FuseOps")(mod, ctx), ctx)
+
+
+def _winograd_enabled(ctx) -> bool:
+    try:
+        from .winograd_rewrite import winograd_enabled
+        return winograd_enabled(ctx)
+    except ImportError:             # no numba: the kernels (and their cost model) are absent
+        return False
 
 
 def build(mod, target="cpu", params: dict | None = None, target_host=None,
