@@ -15,7 +15,7 @@ from . import nn  # noqa: F401
 from . import gather  # noqa: F401
 from . import sorting  # noqa: F401
 from . import shape_ops  # noqa: F401
-from . import nn_convnd  # noqa: F401
+from . import nn_conv_grad  # noqa: F401  (gradients of the nn_conv ops)
 from . import nn_norm  # noqa: F401
 from . import nn_pool_nd  # noqa: F401
 from . import image  # noqa: F401

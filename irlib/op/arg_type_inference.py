@@ -37,7 +37,7 @@ from ..errors import TypeInferenceError
 from ..ir.dims import floordiv
 from ..ir.types import TensorType
 from ._layouts import layout_positions
-from .nn_convnd import ntuple
+from ._windows import ntuple
 from .registry import get_def
 from .type_relations import normalize_axis
 

@@ -1,183 +1,292 @@
-"""2-D convolution: ``nn.conv2d`` and the two ops its gradient is made of,
-``nn.conv2d_transpose`` (adjoint w.r.t. the data) and ``nn.conv2d_backward_weight``.
+"""Convolutions: ``nn.conv1d``/``conv2d``/``conv3d`` and their transposes
+``nn.conv1d_transpose``/``conv2d_transpose``/``conv3d_transpose``.
+
+One definition serves all six ops, parameterised by the number of spatial axes ``n`` and by
+whether the op is the transpose: the attribute schema (:func:`conv_fields`), the type relation
+(:func:`conv_rel`, :func:`conv_transpose_rel`), the numpy reference (:func:`conv_ref`,
+:func:`conv_transpose_ref`) and the builder. The gradient rules (each built from 2-D ops) are
+in :mod:`irlib.op.nn_conv_grad`.
 
 Before/after in the text format::
 
     nn.conv2d(%x, %w, padding=[1, 1, 1, 1])    /* x: (1, 3, 8, 8), w: (4, 3, 3, 3) */
     -> Tensor[(1, 4, 8, 8), float32]
+    nn.conv1d(%x, %w, padding=[1, 1])          /* x: (1, 3, 8), w: (4, 3, 3) */
+    -> Tensor[(1, 4, 8), float32]
+    nn.conv3d_transpose(%x, %w, strides=[2, 2, 2])   /* x: (1, 4, 3, 3, 3), w: (4, 2, 3, 3, 3) */
+    -> Tensor[(1, 2, 7, 7, 7), float32]
 
-Layouts: data in any permutation of ``NCHW`` (``NCHW``, ``NHWC``), kernel in any permutation
-of ``OIHW`` (``OIHW``, ``HWIO``). ``groups`` splits channels; ``groups == channels`` is a
-depthwise convolution. The reference implementation is im2col plus one batched matmul.
+Layouts are permutations of ``NC`` + the spatial letters (``NCW``, ``NCHW``, ``NCDHW``) for
+data and output, and of ``OI`` + spatial letters for a kernel (``IO`` + spatial letters by
+default for a transpose, so a convolution's weight is directly the weight of its transpose).
+Padding is normalised to ``2 * n`` ints: all "before" amounts, then all "after" amounts
+(Relay's ``(top, left, bottom, right)`` in 2-D). ``groups`` splits channels; ``groups ==
+channels`` is a depthwise convolution. The reference is im2col plus one batched matmul per
+group; a transpose runs the equivalent forward convolution (I/O swapped in each group, kernel
+flipped) over the stride-dilated input. A transpose's output extent is ``(in - 1) * stride -
+pad_before - pad_after + dilation * (kernel - 1) + 1 + output_padding``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError, TypeInferenceError
+from ..errors import TypeInferenceError
 from ..ir.dims import Any, AnyDim
 from ..ir.types import TensorType, normalize_dtype
-from ._layouts import (from_canonical, layout_positions, pad_spatial, padding4, pair,
-                       to_canonical, windows)
+from ._layouts import from_canonical, layout_positions, to_canonical
+from ._windows import conv_out_size, ntuple, pad_n, padding_n, windows_n
 from .registry import OpPattern, make_call, register_op
-from .transform import checked_type_for_grad
 from .type_relations import dims_differ, expect_tensor
 
-__all__ = ["conv2d", "conv2d_transpose", "conv2d_backward_weight"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose",
+           "conv3d_transpose"]
 
-_CONV_FIELDS = [("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1, 1)),
-                ("groups", 1), ("channels", None), ("kernel_size", None),
-                ("data_layout", "NCHW"), ("kernel_layout", "OIHW"), ("out_layout", ""),
-                ("out_dtype", "")]
+SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+"""The spatial layout letters of an ``n``-D convolution."""
 
 
-def _spatial_out(size, kernel, stride, dilation, pad_before, pad_after):
-    if isinstance(size, AnyDim):  # Any has no arithmetic
-        return Any
-    return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
+def conv_fields(n: int, transpose: bool) -> list:
+    """The attribute schema (``(field, default)`` pairs, Relay's order) of the ``n``-D
+    convolution or, with ``transpose``, of its transpose."""
+    spatial = SPATIAL[n]
+    geometry = [("strides", (1,) * n), ("padding", (0,) * (2 * n)), ("dilation", (1,) * n)]
+    layouts = [("data_layout", "NC" + spatial),
+               ("kernel_layout", ("IO" if transpose else "OI") + spatial),
+               ("out_layout", ""), ("out_dtype", "")]
+    if transpose:
+        return ([("channels", None), ("kernel_size", None), geometry[0],
+                 ("output_padding", (0,) * n)] + geometry[1:] + [("groups", 1)] + layouts)
+    return geometry + [("groups", 1), ("channels", None), ("kernel_size", None)] + layouts
 
 
 def _out_dtype(attrs, data: TensorType) -> str:
     return normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else data.dtype
 
 
-def _check_kernel_attrs(op_name, attrs, out_channels, kernel):
+def _check_kernel_attrs(name: str, n: int, attrs, out_channels, kernel) -> None:
     channels = attrs["channels"]
     if channels is not None and dims_differ(channels, out_channels):
-        raise TypeInferenceError(f"{op_name}: channels={channels} but weight has "
-                                 f"{out_channels} output channels")
+        raise TypeInferenceError(f"{name}: channels={channels} but weight has {out_channels} "
+                                 f"output channels")
     if attrs["kernel_size"] is not None:
-        expected = pair(attrs["kernel_size"], f"{op_name}: kernel_size")
+        expected = ntuple(attrs["kernel_size"], n, f"{name}: kernel_size")
         if any(dims_differ(a, b) for a, b in zip(expected, kernel)):
-            raise TypeInferenceError(f"{op_name}: kernel_size={expected} but weight has "
-                                     f"spatial size {tuple(kernel)}")
+            raise TypeInferenceError(f"{name}: kernel_size={expected} but weight has spatial "
+                                     f"size {tuple(kernel)}")
 
 
-def _conv2d_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "nn.conv2d: data")
-    weight = expect_tensor(arg_types[1], "nn.conv2d: weight")
-    d_pos = layout_positions(attrs["data_layout"], "NCHW", "nn.conv2d: data_layout")
-    k_pos = layout_positions(attrs["kernel_layout"], "OIHW", "nn.conv2d: kernel_layout")
-    out_layout = attrs["out_layout"] or attrs["data_layout"]
-    o_pos = layout_positions(out_layout, "NCHW", "nn.conv2d: out_layout")
-    if data.ndim != 4 or weight.ndim != 4:
-        raise TypeInferenceError(f"nn.conv2d: data and weight must be 4-D, got {data} and "
-                                 f"{weight}")
-    groups = attrs["groups"]
-    in_channels = data.shape[d_pos["C"]]
-    out_channels = weight.shape[k_pos["O"]]
-    per_group = weight.shape[k_pos["I"]]
-    if dims_differ(in_channels, per_group * groups):
-        raise TypeInferenceError(
-            f"nn.conv2d: data has {in_channels} input channels but weight expects "
-            f"{per_group * groups} ({per_group} per group x groups={groups})")
-    if isinstance(out_channels, int) and out_channels % groups:
-        raise TypeInferenceError(f"nn.conv2d: {out_channels} output channels do not divide "
-                                 f"into groups={groups}")
-    kernel = (weight.shape[k_pos["H"]], weight.shape[k_pos["W"]])
-    _check_kernel_attrs("nn.conv2d", attrs, out_channels, kernel)
-    strides = pair(attrs["strides"], "nn.conv2d: strides")
-    dilation = pair(attrs["dilation"], "nn.conv2d: dilation")
-    top, left, bottom, right = padding4(attrs["padding"], "nn.conv2d: padding")
-    out_h = _spatial_out(data.shape[d_pos["H"]], kernel[0], strides[0], dilation[0], top, bottom)
-    out_w = _spatial_out(data.shape[d_pos["W"]], kernel[1], strides[1], dilation[1], left, right)
-    for size in (out_h, out_w):
-        if isinstance(size, int) and size <= 0:
-            raise TypeInferenceError(f"nn.conv2d: kernel {tuple(kernel)} (dilation "
-                                     f"{dilation}) is larger than the padded input {data}")
-    dims = {"N": data.shape[d_pos["N"]], "C": out_channels, "H": out_h, "W": out_w}
-    shape = [None] * 4
-    for letter, position in o_pos.items():
-        shape[position] = dims[letter]
-    return TensorType(shape, _out_dtype(attrs, data))
+class _Operands:
+    """The checked data/weight types of a convolution call and their layout positions."""
+
+    def __init__(self, name: str, n: int, arg_types, attrs):
+        spatial = SPATIAL[n]
+        self.data = expect_tensor(arg_types[0], f"{name}: data")
+        self.weight = expect_tensor(arg_types[1], f"{name}: weight")
+        self.d_pos = layout_positions(attrs["data_layout"], "NC" + spatial,
+                                      f"{name}: data_layout")
+        # IO... is OI...'s letters in another order; layout_positions only needs the set.
+        self.k_pos = layout_positions(attrs["kernel_layout"], "OI" + spatial,
+                                      f"{name}: kernel_layout")
+        self.o_pos = layout_positions(attrs["out_layout"] or attrs["data_layout"],
+                                      "NC" + spatial, f"{name}: out_layout")
+        if self.data.ndim != n + 2 or self.weight.ndim != n + 2:
+            raise TypeInferenceError(f"{name}: data and weight must be {n + 2}-D, got "
+                                     f"{self.data} and {self.weight}")
+        self.kernel = tuple(self.weight.shape[self.k_pos[c]] for c in spatial)
+
+    def data_dim(self, letter: str):
+        """The data's extent along layout letter ``letter``."""
+        return self.data.shape[self.d_pos[letter]]
+
+    def weight_dim(self, letter: str):
+        """The weight's extent along layout letter ``letter``."""
+        return self.weight.shape[self.k_pos[letter]]
+
+    def output(self, dims: dict, attrs) -> TensorType:
+        """The result type: ``dims`` (letter -> extent) in the output layout."""
+        shape = [None] * len(dims)
+        for letter, position in self.o_pos.items():
+            shape[position] = dims[letter]
+        return TensorType(shape, _out_dtype(attrs, self.data))
 
 
-def conv2d_nchw(data, weight, strides, padding, dilation, groups) -> np.ndarray:
-    """Convolution of NCHW ``data`` with OIHW ``weight`` by im2col and one batched matmul."""
+def conv_rel(name: str, n: int):
+    """The type relation of ``name``, the ``n``-D convolution."""
+    spatial = SPATIAL[n]
+
+    def relation(arg_types, attrs):
+        ops = _Operands(name, n, arg_types, attrs)
+        groups = attrs["groups"]
+        in_channels, out_channels, per_group = (ops.data_dim("C"), ops.weight_dim("O"),
+                                                ops.weight_dim("I"))
+        if dims_differ(in_channels, per_group * groups):
+            raise TypeInferenceError(f"{name}: data has {in_channels} input channels but "
+                                     f"weight expects {per_group * groups} ({per_group} per "
+                                     f"group x groups={groups})")
+        if isinstance(out_channels, int) and out_channels % groups:
+            raise TypeInferenceError(f"{name}: weight's {out_channels} output channels do not "
+                                     f"divide into groups={groups}")
+        _check_kernel_attrs(name, n, attrs, out_channels, ops.kernel)
+        strides = ntuple(attrs["strides"], n, f"{name}: strides")
+        dilation = ntuple(attrs["dilation"], n, f"{name}: dilation")
+        pads = padding_n(attrs["padding"], n, f"{name}: padding")
+        dims = {"N": ops.data_dim("N"), "C": out_channels}
+        for i, letter in enumerate(spatial):
+            size = conv_out_size(ops.data_dim(letter), ops.kernel[i], strides[i], dilation[i],
+                                 pads[i], pads[n + i])
+            if isinstance(size, int) and size <= 0:
+                raise TypeInferenceError(f"{name}: kernel {ops.kernel} (dilation {dilation}) "
+                                         f"is larger than the padded input {ops.data}")
+            dims[letter] = size
+        return ops.output(dims, attrs)
+    return relation
+
+
+def conv_transpose_rel(name: str, n: int):
+    """The type relation of ``name``, the transposed ``n``-D convolution.
+
+    ``Any`` in an input or kernel extent gives ``Any`` in the output.
+    """
+    spatial = SPATIAL[n]
+
+    def relation(arg_types, attrs):
+        ops = _Operands(name, n, arg_types, attrs)
+        groups = attrs["groups"]
+        if dims_differ(ops.data_dim("C"), ops.weight_dim("I")):
+            raise TypeInferenceError(f"{name}: data has {ops.data_dim('C')} channels but "
+                                     f"weight expects {ops.weight_dim('I')}")
+        out_channels = ops.weight_dim("O") * groups
+        _check_kernel_attrs(name, n, attrs, out_channels, ops.kernel)
+        strides = ntuple(attrs["strides"], n, f"{name}: strides")
+        dilation = ntuple(attrs["dilation"], n, f"{name}: dilation")
+        extra = ntuple(attrs["output_padding"], n, f"{name}: output_padding")
+        pads = padding_n(attrs["padding"], n, f"{name}: padding")
+        dims = {"N": ops.data_dim("N"), "C": out_channels}
+        for i, letter in enumerate(spatial):
+            kernel, size = ops.kernel[i], ops.data_dim(letter)
+            if isinstance(size, AnyDim) or isinstance(kernel, AnyDim):  # no arithmetic on Any
+                dims[letter] = Any
+                continue
+            size = ((size - 1) * strides[i] - pads[i] - pads[n + i]
+                    + dilation[i] * (kernel - 1) + 1 + extra[i])
+            if isinstance(size, int) and size <= 0:
+                raise TypeInferenceError(f"{name}: padding {pads} leaves no output along "
+                                         f"{letter}")
+            dims[letter] = size
+        return ops.output(dims, attrs)
+    return relation
+
+
+def conv_nd(data, weight, strides, padding, dilation, groups) -> np.ndarray:
+    """Convolution of ``(N, C, *S)`` data with ``(O, C/groups, *K)`` weight (im2col and one
+    batched matmul per group); ``padding`` is ``2n`` ints, befores then afters."""
+    n = data.ndim - 2
     batch = data.shape[0]
-    out_channels, per_group, kh, kw = weight.shape
-    padded = pad_spatial(data, padding)
-    out_h = _spatial_out(data.shape[2], kh, strides[0], dilation[0], padding[0], padding[2])
-    out_w = _spatial_out(data.shape[3], kw, strides[1], dilation[1], padding[1], padding[3])
-    view = windows(padded, (kh, kw), strides, dilation, (out_h, out_w))
-    # (N, G, I, oh, ow, kh, kw) -> (N, G, oh*ow, I*kh*kw): the im2col matrix per group.
-    view = view.reshape(batch, groups, per_group, out_h, out_w, kh, kw)
-    columns = view.transpose(0, 1, 3, 4, 2, 5, 6).reshape(
-        batch, groups, out_h * out_w, per_group * kh * kw)
-    kernel = weight.reshape(groups, out_channels // groups, per_group * kh * kw)
-    out = np.matmul(columns, kernel.transpose(0, 2, 1))         # (N, G, oh*ow, O/G)
-    out = out.transpose(0, 1, 3, 2).reshape(batch, out_channels, out_h, out_w)
-    return out
+    out_channels, per_group = weight.shape[:2]
+    kernel = weight.shape[2:]
+    out = tuple(conv_out_size(data.shape[2 + i], kernel[i], strides[i], dilation[i],
+                              padding[i], padding[n + i]) for i in range(n))
+    view = windows_n(pad_n(data, padding), kernel, strides, dilation, out)
+    out_count, kernel_count = int(np.prod(out)), int(np.prod(kernel))
+    view = view.reshape((batch, groups, per_group) + out + kernel)
+    # -> (N, G, prod(out), I * prod(kernel)): the im2col matrix per group.
+    perm = (0, 1) + tuple(range(3, 3 + n)) + (2,) + tuple(range(3 + n, 3 + 2 * n))
+    columns = view.transpose(perm).reshape(batch, groups, out_count, per_group * kernel_count)
+    matrix = weight.reshape(groups, out_channels // groups, per_group * kernel_count)
+    result = np.matmul(columns, matrix.transpose(0, 2, 1))
+    return result.transpose(0, 1, 3, 2).reshape((batch, out_channels) + out)
 
 
-def _conv2d_ref(data, weight, **attrs):
-    data_nchw = to_canonical(data, attrs["data_layout"], "NCHW")
-    weight_oihw = to_canonical(weight, attrs["kernel_layout"], "OIHW")
-    out = conv2d_nchw(data_nchw, weight_oihw, pair(attrs["strides"], "strides"),
-                      padding4(attrs["padding"]), pair(attrs["dilation"], "dilation"),
-                      attrs["groups"])
-    dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else data.dtype
-    out_layout = attrs["out_layout"] or attrs["data_layout"]
-    return (from_canonical(out, "NCHW", out_layout).astype(dtype, copy=False),)
+def conv_transpose_nd(data, weight, strides, padding, dilation, groups, output_padding):
+    """Transposed convolution of ``(N, C, *S)`` data with ``(C, O/groups, *K)`` weight."""
+    n = data.ndim - 2
+    in_channels, per_group_out = weight.shape[:2]
+    kernel = weight.shape[2:]
+    # The equivalent forward kernel: swap I/O within each group and flip spatially.
+    forward = weight.reshape((groups, in_channels // groups, per_group_out) + kernel)
+    forward = forward.swapaxes(1, 2)[(Ellipsis,) + (slice(None, None, -1),) * n]
+    forward = np.ascontiguousarray(forward.reshape((groups * per_group_out,
+                                                    in_channels // groups) + kernel))
+    dilated_shape = data.shape[:2] + tuple((s - 1) * st + 1 for s, st in zip(data.shape[2:],
+                                                                           strides))
+    dilated = np.zeros(dilated_shape, data.dtype)
+    dilated[(slice(None),) * 2 + tuple(slice(None, None, st) for st in strides)] = data
+    reach = [d * (k - 1) for d, k in zip(dilation, kernel)]
+    pads = ([reach[i] - padding[i] for i in range(n)]
+            + [reach[i] - padding[n + i] + output_padding[i] for i in range(n)])
+    return conv_nd(pad_n(dilated, pads), forward, (1,) * n, (0,) * (2 * n), dilation, groups)
 
 
-_CONV2D = register_op("nn.conv2d", ("data", "weight"),
-                      attrs=("relay.attrs.Conv2DAttrs", _CONV_FIELDS),
-                      type_rel=_conv2d_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                      description="2-D convolution", support_level=2)
-_CONV2D.def_impl(_conv2d_ref)
+def conv_ref(n: int, transpose: bool = False):
+    """The numpy implementation of the ``n``-D convolution op (or its transpose), any
+    layouts."""
+    spatial = SPATIAL[n]
+    kernel_canonical = ("IO" if transpose else "OI") + spatial
+
+    def implementation(data, weight, **attrs):
+        x = to_canonical(data, attrs["data_layout"], "NC" + spatial)
+        w = to_canonical(weight, attrs["kernel_layout"], kernel_canonical)
+        geometry = (ntuple(attrs["strides"], n, "strides"), padding_n(attrs["padding"], n),
+                    ntuple(attrs["dilation"], n, "dilation"), attrs["groups"])
+        if transpose:
+            out = conv_transpose_nd(x, w, *geometry,
+                                    ntuple(attrs["output_padding"], n, "output_padding"))
+        else:
+            out = conv_nd(x, w, *geometry)
+        out = from_canonical(out, "NC" + spatial, attrs["out_layout"] or attrs["data_layout"])
+        return (out.astype(_out_dtype(attrs, data), copy=False),)
+    return implementation
 
 
-@_CONV2D.def_grad
-def _conv2d_grad(call, out_grad):
-    data, weight = call.args
-    attrs = call.attrs
-    data_layout, kernel_layout = attrs["data_layout"], attrs["kernel_layout"]
-    out_layout = attrs["out_layout"] or data_layout
-    strides = pair(attrs["strides"], "strides")
-    dilation = pair(attrs["dilation"], "dilation")
-    padding = padding4(attrs["padding"])
-    kernel_size = attrs["kernel_size"]
-    output_padding = (0, 0)
-    if kernel_size is None or strides != (1, 1):
-        data_shape = _permuted(checked_type_for_grad(data, "nn.conv2d").shape, data_layout,
-                               "NCHW")
-        weight_shape = _permuted(checked_type_for_grad(weight, "nn.conv2d").shape,
-                                 kernel_layout, "OIHW")
-        kernel_size = weight_shape[2:]
-        output_padding = tuple(
-            (data_shape[2 + i] + padding[i] + padding[i + 2] - dilation[i] * (kernel_size[i] - 1)
-             - 1) % strides[i] for i in range(2))
-        if not all(isinstance(v, int) for v in output_padding + tuple(kernel_size)):
-            raise GradientError("the gradient of a strided nn.conv2d needs static "
-                                      "spatial sizes")
-    # Other layouts: compute in NCHW/OIHW between layout_transforms.
-    data = _to_layout(data, data_layout, "NCHW")
-    weight = _to_layout(weight, kernel_layout, "OIHW")
-    out_grad = _to_layout(out_grad, out_layout, "NCHW")
-    data_grad = conv2d_transpose(out_grad, weight, strides=strides, padding=padding,
-                                 dilation=dilation, groups=attrs["groups"],
-                                 output_padding=output_padding)
-    weight_grad = conv2d_backward_weight(out_grad, data, strides=strides, padding=padding,
-                                         dilation=dilation, groups=attrs["groups"],
-                                         kernel_size=kernel_size)
-    return [_to_layout(data_grad, "NCHW", data_layout),
-            _to_layout(weight_grad, "OIHW", kernel_layout)]
+def conv_transpose_ref(n: int):
+    """The numpy implementation of the transposed ``n``-D convolution op (any layouts)."""
+    return conv_ref(n, transpose=True)
 
 
-def _permuted(shape, layout: str, canonical: str) -> tuple:
-    return tuple(shape[layout.index(letter)] for letter in canonical)
+def conv_attrs(n: int, strides, padding, dilation, groups, channels, kernel_size,
+               data_layout, kernel_layout, out_layout, out_dtype,
+               output_padding=None) -> dict:
+    """The normalised attributes of an ``n``-D (transposed) convolution call.
+
+    Args:
+        n: the number of spatial axes.
+        strides, padding, dilation, groups, channels, kernel_size, data_layout,
+            kernel_layout, out_layout, out_dtype: as the builders take them.
+        output_padding: a transposed convolution's extra output length, else None.
+
+    Raises:
+        TypeInferenceError: when a tuple attribute has the wrong length.
+    """
+    attrs = {"strides": ntuple(strides, n, "strides"), "padding": padding_n(padding, n),
+             "dilation": ntuple(dilation, n, "dilation"), "groups": int(groups),
+             "channels": channels,
+             "kernel_size": None if kernel_size is None else ntuple(kernel_size, n,
+                                                                   "kernel_size"),
+             "data_layout": data_layout, "kernel_layout": kernel_layout,
+             "out_layout": out_layout}
+    if output_padding is not None:
+        attrs["output_padding"] = ntuple(output_padding, n, "output_padding")
+    attrs["out_dtype"] = out_dtype
+    return attrs
 
 
-def _to_layout(expr, source: str, target: str):
-    if source == target:
-        return expr
-    return make_call("layout_transform", (expr,), {"src_layout": source,
-                                                   "dst_layout": target})
+def _register(n: int, transpose: bool):
+    name = f"nn.conv{n}d" + ("_transpose" if transpose else "")
+    key = f"relay.attrs.Conv{n}D" + ("Transpose" if transpose else "") + "Attrs"
+    op_def = register_op(name, ("data", "weight"), attrs=(key, conv_fields(n, transpose)),
+                         type_rel=(conv_transpose_rel if transpose else conv_rel)(name, n),
+                         pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                         description=("transposed " if transpose else "") + f"{n}-D convolution",
+                         support_level=2)
+    op_def.def_impl(conv_ref(n, transpose))
+    return op_def
 
 
-@_CONV2D.def_layout
+_OPS = {(n, transpose): _register(n, transpose) for n in (1, 2, 3) for transpose in (False, True)}
+
+
+@_OPS[2, False].def_layout
 def _conv2d_layout(attrs, desired_layouts):
     """Attrs of the same convolution with the data (and kernel) in the desired layouts.
 
@@ -194,219 +303,56 @@ def _conv2d_layout(attrs, desired_layouts):
     return attrs.with_changes(data_layout=data_layout, kernel_layout=kernel_layout)
 
 
-def _normalize_conv_attrs(strides, padding, dilation, kernel_size) -> dict:
-    return {"strides": pair(strides, "strides"), "padding": padding4(padding),
-            "dilation": pair(dilation, "dilation"),
-            "kernel_size": None if kernel_size is None else pair(kernel_size, "kernel_size")}
+def _builder(n: int, transpose: bool):
+    name = f"nn.conv{n}d" + ("_transpose" if transpose else "")
+    spatial = SPATIAL[n]
+    defaults = dict(conv_fields(n, transpose))
 
-
-def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
-           channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW",
-           out_layout="", out_dtype=""):
-    """2-D convolution (``relay.nn.conv2d``).
+    if transpose:
+        def builder(data, weight, strides=(1,) * n, padding=(0,) * n, dilation=(1,) * n,
+                    groups=1, channels=None, kernel_size=None,
+                    data_layout=defaults["data_layout"], kernel_layout=defaults["kernel_layout"],
+                    out_layout="", output_padding=(0,) * n, out_dtype=""):
+            return make_call(name, (data, weight), conv_attrs(
+                n, strides, padding, dilation, groups, channels, kernel_size, data_layout,
+                kernel_layout, out_layout, out_dtype, output_padding))
+    else:
+        def builder(data, weight, strides=(1,) * n, padding=(0,) * n, dilation=(1,) * n,
+                    groups=1, channels=None, kernel_size=None,
+                    data_layout=defaults["data_layout"], kernel_layout=defaults["kernel_layout"],
+                    out_layout="", out_dtype=""):
+            return make_call(name, (data, weight), conv_attrs(
+                n, strides, padding, dilation, groups, channels, kernel_size, data_layout,
+                kernel_layout, out_layout, out_dtype))
+    builder.__name__ = builder.__qualname__ = name.split(".")[-1]
+    kernel_letters = ", ".join("K" + c for c in spatial)
+    weight_shape = (f"(C_in, C_out/groups, {kernel_letters})" if transpose
+                    else f"(O, C/groups, {kernel_letters})")
+    builder.__doc__ = f"""{'Transposed ' if transpose else ''}{n}-D convolution (``relay.{name}``).
 
     Args:
-        data: the input, ``(N, C, H, W)`` in ``data_layout``.
-        weight: the kernel, ``(O, C/groups, KH, KW)`` in ``kernel_layout``.
-        strides: an int or a pair.
-        padding: 1, 2 or 4 ints; stored as ``(top, left, bottom, right)``.
-        dilation: an int or a pair.
+        data: the input, ``(N, C, {', '.join(spatial)})`` in ``data_layout``.
+        weight: the kernel, ``{weight_shape}`` in ``kernel_layout``.
+        strides: an int or {n} ints.
+        padding: 1, {n} or {2 * n} ints; stored as {2 * n} ints (befores, then afters).
+        dilation: an int or {n} ints.
         groups: number of channel groups (``groups == C`` is depthwise).
         channels: number of output channels (checked against the weight if given).
         kernel_size: the kernel's spatial size (checked if given).
-        data_layout: ``"NCHW"``, ``"NHWC"`` or another permutation of those letters.
-        kernel_layout: ``"OIHW"``, ``"HWIO"`` or another permutation.
-        out_layout: the output layout (default: ``data_layout``).
+        data_layout: ``"{defaults['data_layout']}"`` or another permutation of its letters.
+        kernel_layout: ``"{defaults['kernel_layout']}"`` or another permutation of its letters.
+        out_layout: the output layout (default: ``data_layout``).{'''
+        output_padding: extra extent added at the end of each output axis.''' if transpose else ''}
         out_dtype: the output dtype (default: the data dtype).
 
     Returns:
-        A Call of ``nn.conv2d``.
+        A Call of ``{name}``.
+
+    Raises:
+        TypeInferenceError: when a tuple attribute has the wrong length.
     """
-    attrs = _normalize_conv_attrs(strides, padding, dilation, kernel_size)
-    attrs.update(groups=int(groups), channels=channels, data_layout=data_layout,
-                 kernel_layout=kernel_layout, out_layout=out_layout, out_dtype=out_dtype)
-    return make_call("nn.conv2d", (data, weight), attrs)
+    return builder
 
 
-# -- conv2d_transpose ---------------------------------------------------------------------------
-
-_TRANSPOSE_FIELDS = [("channels", None), ("kernel_size", None), ("strides", (1, 1)),
-                     ("output_padding", (0, 0)), ("padding", (0, 0, 0, 0)),
-                     ("dilation", (1, 1)), ("groups", 1), ("data_layout", "NCHW"),
-                     ("kernel_layout", "IOHW"), ("out_layout", ""), ("out_dtype", "")]
-
-
-def _conv2d_transpose_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "nn.conv2d_transpose: data")
-    weight = expect_tensor(arg_types[1], "nn.conv2d_transpose: weight")
-    layout_positions(attrs["data_layout"], "NCHW", "nn.conv2d_transpose: data_layout")
-    o_pos = layout_positions(attrs["out_layout"] or attrs["data_layout"], "NCHW",
-                             "nn.conv2d_transpose: out_layout")
-    if data.ndim != 4 or weight.ndim != 4:
-        raise TypeInferenceError(f"nn.conv2d_transpose: data and weight must be 4-D, got "
-                                 f"{data} and {weight}")
-    data = TensorType(_permuted(data.shape, attrs["data_layout"], "NCHW"), data.dtype)
-    k_pos = layout_positions(attrs["kernel_layout"], "OIHW", "nn.conv2d_transpose: "
-                                                            "kernel_layout")
-    groups = attrs["groups"]
-    if dims_differ(data.shape[1], weight.shape[k_pos["I"]]):
-        raise TypeInferenceError(f"nn.conv2d_transpose: data has {data.shape[1]} channels but "
-                                 f"weight expects {weight.shape[k_pos['I']]}")
-    kernel = (weight.shape[k_pos["H"]], weight.shape[k_pos["W"]])
-    out_channels = weight.shape[k_pos["O"]] * groups
-    _check_kernel_attrs("nn.conv2d_transpose", attrs, out_channels, kernel)
-    strides = pair(attrs["strides"], "strides")
-    dilation = pair(attrs["dilation"], "dilation")
-    extra = pair(attrs["output_padding"], "output_padding")
-    pads = padding4(attrs["padding"])
-    spatial = [(data.shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + 2]
-               + dilation[i] * (kernel[i] - 1) + 1 + extra[i] for i in range(2)]
-    dims = {"N": data.shape[0], "C": out_channels, "H": spatial[0], "W": spatial[1]}
-    shape = [None] * 4
-    for letter, position in o_pos.items():
-        shape[position] = dims[letter]
-    return TensorType(shape, _out_dtype(attrs, data))
-
-
-def _conv2d_transpose_ref(data, weight, **attrs):
-    strides = pair(attrs["strides"], "strides")
-    dilation = pair(attrs["dilation"], "dilation")
-    extra = pair(attrs["output_padding"], "output_padding")
-    top, left, bottom, right = padding4(attrs["padding"])
-    groups = attrs["groups"]
-    data = to_canonical(data, attrs["data_layout"], "NCHW")
-    # Canonical IOHW: (G*I, O/G, KH, KW) -> the equivalent forward kernel (G*O/G, I, KH, KW),
-    # spatially flipped.
-    weight = to_canonical(weight, attrs["kernel_layout"], "IOHW")
-    in_channels, per_group_out, kh, kw = weight.shape
-    forward = weight.reshape(groups, in_channels // groups, per_group_out, kh, kw)
-    forward = forward.transpose(0, 2, 1, 3, 4)[..., ::-1, ::-1].reshape(
-        groups * per_group_out, in_channels // groups, kh, kw)
-    batch, _, height, width = data.shape
-    dilated = np.zeros((batch, in_channels, (height - 1) * strides[0] + 1,
-                        (width - 1) * strides[1] + 1), dtype=data.dtype)
-    dilated[:, :, ::strides[0], ::strides[1]] = data
-    reach = (dilation[0] * (kh - 1), dilation[1] * (kw - 1))
-    pads = (reach[0] - top, reach[1] - left, reach[0] - bottom + extra[0],
-            reach[1] - right + extra[1])
-    dilated = pad_spatial(dilated, pads)
-    out = conv2d_nchw(dilated, np.ascontiguousarray(forward), (1, 1), (0, 0, 0, 0), dilation,
-                      groups)
-    dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else data.dtype
-    out = from_canonical(out, "NCHW", attrs["out_layout"] or attrs["data_layout"])
-    return (out.astype(dtype, copy=False),)
-
-
-_CONV2D_T = register_op("nn.conv2d_transpose", ("data", "weight"),
-                        attrs=("relay.attrs.Conv2DTransposeAttrs", _TRANSPOSE_FIELDS),
-                        type_rel=_conv2d_transpose_rel,
-                        pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                        description="transposed 2-D convolution", support_level=2)
-_CONV2D_T.def_impl(_conv2d_transpose_ref)
-
-
-@_CONV2D_T.def_grad
-def _conv2d_transpose_grad(call, out_grad):
-    # The transposed convolution is the adjoint of conv2d(., weight) (weight read as OIHW):
-    # its data adjoint is that conv2d, its weight adjoint conv2d_backward_weight with the
-    # roles of data and output swapped.
-    data, weight = call.args
-    attrs = call.attrs
-    data_layout = attrs["data_layout"]
-    common = dict(strides=pair(attrs["strides"], "strides"), padding=padding4(attrs["padding"]),
-                  dilation=pair(attrs["dilation"], "dilation"), groups=attrs["groups"])
-    weight_iohw = _to_layout(weight, attrs["kernel_layout"], "IOHW")
-    grad_nchw = _to_layout(out_grad, attrs["out_layout"] or data_layout, "NCHW")
-    data_nchw = _to_layout(data, data_layout, "NCHW")
-    kernel = _permuted(checked_type_for_grad(weight, "nn.conv2d_transpose").shape,
-                       attrs["kernel_layout"], "IOHW")[2:]
-    data_grad = conv2d(grad_nchw, weight_iohw, **common)
-    weight_grad = conv2d_backward_weight(data_nchw, grad_nchw, kernel_size=kernel, **common)
-    return [_to_layout(data_grad, "NCHW", data_layout),
-            _to_layout(weight_grad, "IOHW", attrs["kernel_layout"])]
-
-
-def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
-                     channels=None, kernel_size=None, data_layout="NCHW",
-                     kernel_layout="IOHW", out_layout="", output_padding=(0, 0),
-                     out_dtype=""):
-    """Transposed 2-D convolution (``relay.nn.conv2d_transpose``); data in any permutation
-    of ``NCHW`` (``NCHW``, ``NHWC``).
-
-    ``weight`` is ``(C_in, C_out/groups, KH, KW)`` in the default ``IOHW`` layout, so a
-    conv2d's OIHW weight is directly the weight of its transpose.
-
-    Returns:
-        A Call of ``nn.conv2d_transpose``.
-    """
-    attrs = _normalize_conv_attrs(strides, padding, dilation, kernel_size)
-    attrs.update(groups=int(groups), channels=channels, data_layout=data_layout,
-                 kernel_layout=kernel_layout, out_layout=out_layout, out_dtype=out_dtype,
-                 output_padding=pair(output_padding, "output_padding"))
-    return make_call("nn.conv2d_transpose", (data, weight), attrs)
-
-
-# -- conv2d_backward_weight -------------------------------------------------------------------
-
-_BACKWARD_FIELDS = [("strides", (1, 1)), ("padding", (0, 0, 0, 0)), ("dilation", (1, 1)),
-                    ("groups", 1), ("channels", None), ("kernel_size", None),
-                    ("grad_layout", "NCHW"), ("data_layout", "NCHW"),
-                    ("kernel_layout", "OIHW"), ("out_dtype", "")]
-
-
-def _backward_weight_rel(arg_types, attrs):
-    grad = expect_tensor(arg_types[0], "nn.conv2d_backward_weight: grad")
-    data = expect_tensor(arg_types[1], "nn.conv2d_backward_weight: data")
-    if attrs["kernel_size"] is None:
-        raise TypeInferenceError("nn.conv2d_backward_weight: kernel_size is required")
-    kernel = pair(attrs["kernel_size"], "kernel_size")
-    groups = attrs["groups"]
-    return TensorType((grad.shape[1], data.shape[1] // groups, *kernel),
-                      _out_dtype(attrs, data))
-
-
-def _backward_weight_ref(grad, data, **attrs):
-    strides = pair(attrs["strides"], "strides")
-    dilation = pair(attrs["dilation"], "dilation")
-    kh, kw = pair(attrs["kernel_size"], "kernel_size")
-    groups = attrs["groups"]
-    batch, channels = data.shape[:2]
-    out_channels, out_h, out_w = grad.shape[1:]
-    view = windows(pad_spatial(data, padding4(attrs["padding"])), (kh, kw), strides, dilation,
-                   (out_h, out_w))
-    per_group = channels // groups
-    # columns: (G, N*oh*ow, I*kh*kw); grads: (G, O/G, N*oh*ow); result (G, O/G, I*kh*kw).
-    columns = view.reshape(batch, groups, per_group, out_h, out_w, kh, kw).transpose(
-        1, 0, 3, 4, 2, 5, 6).reshape(groups, batch * out_h * out_w, per_group * kh * kw)
-    grads = grad.reshape(batch, groups, out_channels // groups, out_h * out_w).transpose(
-        1, 2, 0, 3).reshape(groups, out_channels // groups, batch * out_h * out_w)
-    out = np.matmul(grads, columns).reshape(out_channels, per_group, kh, kw)
-    dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else data.dtype
-    return (out.astype(dtype, copy=False),)
-
-
-_BACKWARD_WEIGHT = register_op("nn.conv2d_backward_weight", ("grad", "data"),
-                               attrs=("relay.attrs.Conv2DAttrs", _BACKWARD_FIELDS),
-                               type_rel=_backward_weight_rel,
-                               pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                               description="gradient of conv2d w.r.t. its weight")
-_BACKWARD_WEIGHT.def_impl(_backward_weight_ref)
-
-
-def conv2d_backward_weight(grad, data, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
-                           groups=1, channels=None, kernel_size=None, grad_layout="NCHW",
-                           data_layout="NCHW", kernel_layout="OIHW", out_dtype=""):
-    """The gradient of an NCHW/OIHW conv2d with respect to its weight.
-
-    Args:
-        grad: the adjoint of the convolution's output.
-        data: the convolution's input.
-        kernel_size: the kernel's spatial size (required).
-
-    Returns:
-        A Call of ``nn.conv2d_backward_weight``.
-    """
-    attrs = _normalize_conv_attrs(strides, padding, dilation, kernel_size)
-    attrs.update(groups=int(groups), channels=channels, grad_layout=grad_layout,
-                 data_layout=data_layout, kernel_layout=kernel_layout, out_dtype=out_dtype)
-    return make_call("nn.conv2d_backward_weight", (grad, data), attrs)
+conv1d, conv2d, conv3d = (_builder(n, False) for n in (1, 2, 3))
+conv1d_transpose, conv2d_transpose, conv3d_transpose = (_builder(n, True) for n in (1, 2, 3))

@@ -23,7 +23,7 @@ from ..ir.expr import Tuple, const
 from ..ir.types import TensorType
 from ._composite import arg_types, composite_grad
 from ._layouts import from_canonical, layout_positions, to_canonical
-from .nn_convnd import ntuple, pad_n, padding_n, windows_n
+from ._windows import ntuple, pad_n, padding_n, windows_n
 from .registry import OpPattern, make_call, register_op
 from .type_relations import expect_tensor
 
