@@ -247,6 +247,16 @@ class CompiledFunction:
         self.size_names = tuple(size_names)
 
 
+def _fused_attention(func: E.Function):
+    """The fused attention kernel's callable for a function FuseAttention made, or None
+    (no numba, or a body the kernel does not cover: it then runs op by op)."""
+    try:
+        from jitkernels.cpu.attention import fused_function
+    except ImportError:
+        return None
+    return fused_function(func)
+
+
 def compile_function(func: E.Function, target: str) -> CompiledFunction:
     """Compile a typed primitive function for ``target``.
 
@@ -258,6 +268,10 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
         A :class:`CompiledFunction`.
     """
     size_names = function_size_names(func)
+    if target == "cpu" and func.get_attr("irlib.attention") and not size_names:
+        fused = _fused_attention(func)
+        if fused is not None:
+            return CompiledFunction(fused, "kernels", (), None, size_names)
     if target == "cpu":
         try:
             from jitkernels import codegen

@@ -12,7 +12,7 @@ FuseOps (Relay's OpFusion; with ``fuse_opt_level=-1`` it fuses according    0
 to the context level: at 0 every op gets a function of its own)
 FoldConstant                                                               2
 FoldScaleAxis, AlterOpLayout, CanonicalizeOps, CanonicalizeCast,           3
-EliminateCommonSubexpr
+EliminateCommonSubexpr, FuseAttention (irlib's own)
 CombineParallelConv2d, CombineParallelDense, CombineParallelBatchMatmul,   4
 FastMath
 =========================================================================  =====
@@ -25,7 +25,7 @@ Order (0.16's ``GetPassPrefix`` without the passes irlib has no counterpart of):
     RemoveUnusedFunctions, Legalize, SimplifyInference, EliminateCommonSubexpr,
     CombineParallelConv2d, CombineParallelDense, CombineParallelBatchMatmul, FoldConstant,
     FoldScaleAxis, CanonicalizeCast, CanonicalizeOps, InferType, AlterOpLayout, FastMath,
-    FoldConstant, FuseOps
+    FoldConstant, FuseAttention (irlib's: level 3, irlib/transform/fuse_attention.py), FuseOps
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.module import IRModule
-from ._rewrite import substitute
+from ..ir.rewrite import substitute
 from .pass_infra import PassContext, Sequential, get_pass
 
 
@@ -75,7 +75,7 @@ def bind_params(func: E.Function, params: dict) -> E.Function:
 PIPELINE = ("RemoveUnusedFunctions", "Legalize", "SimplifyInference", "EliminateCommonSubexpr",
             "CombineParallelConv2d", "CombineParallelDense", "CombineParallelBatchMatmul",
             "FoldConstant", "FoldScaleAxis", "CanonicalizeCast", "CanonicalizeOps", "InferType",
-            "AlterOpLayout", "FastMath", "FoldConstant", "FuseOps")
+            "AlterOpLayout", "FastMath", "FoldConstant", "FuseAttention", "FuseOps")
 """The pass names :func:`optimize` runs, in order (those not registered are skipped)."""
 
 

@@ -1,0 +1,317 @@
+"""FuseAttention: put each scaled dot-product attention into one ``Primitive`` function.
+
+An imported transformer computes attention as a chain of ops (ONNX ``MatMul`` on 4-D
+tensors imports as ``einsum`` with ``"...ij,...jk->...ik"``)::
+
+    %q = transpose(reshape(%q_proj, [B, S, H, D]), [0, 2, 1, 3])
+    %kt = transpose(reshape(%k_proj, [B, S, H, D]), [0, 2, 3, 1])
+    %p = nn.softmax(add(divide(einsum((%q, %kt)), 8f), %mask), axis=-1)
+    %o = reshape(transpose(einsum((%p, %v)), [0, 2, 1, 3]), [B, S, H * D])
+
+FuseOps would cut it into three groups (scores, softmax, context), materialise the
+transposed operands and the whole ``(B, H, S, S)`` score tensor. This pass finds the chain
+with a dataflow pattern (:data:`PATTERN`: ``einsum`` of the queries and transposed keys,
+optionally scaled by a constant (``divide`` or ``multiply``), optionally masked
+(``add`` of a tensor, or ``where(mask, scores, constant)``), ``nn.softmax`` over the last
+axis, ``einsum`` with the values, optionally followed by ``transpose`` and ``reshape``)
+and replaces it by a call of a function marked ``Primitive=1`` and
+``irlib.attention=1`` whose parameters are the tensors the chain starts from once the
+reshapes and transposes in front of the queries, keys and values are peeled off (so they
+become views inside the function, not copies). The body is the matched ops themselves,
+so every executor and the numpy references still give the same result; FuseOps leaves the
+function alone, and the CPU graph executor runs it as one fused kernel
+(``jitkernels.cpu.attention``) described by :func:`describe_attention`.
+
+Runs at ``opt_level`` 3, before FuseOps. Shapes must be static 4-D ``(B, H, Sq, D)`` float
+tensors with equal ``(B, H)`` on all three operands; other chains are left as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..dataflow_pattern import DFPatternCallback, is_constant, is_op, is_tuple, rewrite, wildcard
+from ..ir import expr as E
+from ..ir.types import TensorType
+from ._rewrite import substitute
+from ._typed import rewrite_typed_module
+from .pass_infra import ModulePass, register_pass
+
+__all__ = ["FuseAttention", "fuse_attention", "describe_attention", "AttentionPlan",
+           "ATTENTION_ATTR"]
+
+ATTENTION_ATTR = "irlib.attention"
+"""The function attribute that marks a fused attention (value 1)."""
+
+MATMUL_EQUATION = "...ij,...jk->...ik"
+_VIEW_OPS = ("reshape", "transpose")
+
+
+def _einsum(a, b):
+    return is_op("einsum")(is_tuple([a, b])).has_attr({"equation": MATMUL_EQUATION})
+
+
+def _make_pattern():
+    """The attention pattern and its leaf patterns ``(root, q, kt, v, mask, select_mask)``."""
+    q, kt, v, mask, select_mask = wildcard(), wildcard(), wildcard(), wildcard(), wildcard()
+    scores = _einsum(q, kt)
+    scaled = is_op("divide")(scores, is_constant()) | is_op("multiply")(scores, is_constant()) \
+        | scores
+    masked = is_op("add")(scaled, mask) | is_op("where")(select_mask, scaled, is_constant()) \
+        | scaled
+    probs = is_op("nn.softmax")(masked)
+    out = _einsum(probs, v)
+    out = out.optional(lambda p: is_op("transpose")(p))
+    out = out.optional(lambda p: is_op("reshape")(p))
+    return out, q, kt, v, mask, select_mask
+
+
+PATTERN = _make_pattern()[0]
+"""The dataflow pattern of an attention chain (see the module docstring)."""
+
+
+def _static_shape(node):
+    ty = node._checked_type
+    if not isinstance(ty, TensorType):
+        return None
+    try:
+        return tuple(int(d) for d in ty.shape)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_view(node) -> bool:
+    return type(node) is E.Call and isinstance(node.op, E.Op) and node.op.name in _VIEW_OPS
+
+
+def _peel(typed, node):
+    """``(typed start, start)``: the tensor a chain of reshapes/transposes starts from, in the
+    typed expression before rewriting and in its rewritten copy (same structure)."""
+    while _is_view(typed) and _is_view(node):
+        typed, node = typed.args[0], node.args[0]
+    return typed, node
+
+
+class _AttentionCallback(DFPatternCallback):
+    """Replace each attention match by a call of a fused ``Primitive`` function (one round:
+    the bodies of the new functions are not matched again)."""
+
+    def __init__(self):
+        super().__init__(require_type=True, rewrite_once=True)
+        self.pattern, self.q, self.kt, self.v, self.mask, self.select_mask = _make_pattern()
+
+    def callback(self, pre, post, node_map):
+        """The call of the fused function, or ``post`` when the match does not qualify."""
+        before = _operands(pre)
+        shapes = [_static_shape(before[k]) for k in ("q", "kt", "v")]
+        if any(s is None or len(s) != 4 for s in shapes):
+            return post
+        (qs, kts, vs) = shapes
+        if not (qs[:2] == kts[:2] == vs[:2] and qs[3] == kts[2] and kts[3] == vs[2]):
+            return post
+        dtype = pre._checked_type.dtype if isinstance(pre._checked_type, TensorType) else None
+        if dtype not in ("float32", "float64"):
+            return post
+        pairs = [_peel(before[k], node_map[p][0])
+                 for k, p in (("q", self.q), ("kt", self.kt), ("v", self.v))]
+        for pattern in (self.mask, self.select_mask):
+            if node_map.get(pattern):
+                pairs.append((before["mask"], node_map[pattern][0]))
+        mapping, params = {}, []
+        for typed_leaf, leaf in pairs:
+            if leaf in mapping or type(leaf) is E.Constant:
+                continue
+            if not isinstance(typed_leaf._checked_type, TensorType):
+                return post
+            param = E.Var(f"p{len(params)}", typed_leaf._checked_type)
+            mapping[leaf] = param
+            params.append(param)
+        body = substitute(post, mapping)
+        func = E.Function(tuple(params), body, None, (),
+                          {"Primitive": 1, ATTENTION_ATTR: 1})
+        return E.Call(func, tuple(mapping))
+
+
+def _is_einsum(node) -> bool:
+    return type(node) is E.Call and isinstance(node.op, E.Op) and node.op.name == "einsum"
+
+
+def _is_scores(node) -> bool:
+    """Whether ``node`` is the score einsum, or a divide/multiply of it by a constant."""
+    if _is_einsum(node):
+        return True
+    return (type(node) is E.Call and isinstance(node.op, E.Op)
+            and node.op.name in ("divide", "multiply") and any(map(_is_einsum, node.args)))
+
+
+def _split(node):
+    """``(chain argument, other argument)`` of a binary call in the score chain (``add`` and
+    ``multiply`` may have their arguments either way round)."""
+    first, second = node.args[0], node.args[1]
+    return (second, first) if _is_scores(second) and not _is_scores(first) else (first, second)
+
+
+def _operands(root) -> dict:
+    """The ``q``/``kt``/``v``/``mask`` operand expressions of a matched chain."""
+    node = root
+    while not _is_einsum(node):
+        node = node.args[0]
+    found = {"v": node.args[0].fields[1]}
+    node = node.args[0].fields[0].args[0]        # the softmax's argument
+    while not _is_einsum(node):
+        if node.op.name == "where":
+            found["mask"], node = node.args[0], node.args[1]
+        else:
+            kind = node.op.name
+            node, other = _split(node)
+            if kind == "add":
+                found["mask"] = other
+    found["q"], found["kt"] = node.args[0].fields
+    return found
+
+
+def fuse_attention(func: E.Function) -> E.Function:
+    """``func`` (typed) with its attention chains in fused functions (module docstring)."""
+    return rewrite(_AttentionCallback(), func)
+
+
+@dataclass(frozen=True)
+class FuseAttention(ModulePass):
+    """Group each scaled dot-product attention chain into one ``Primitive`` function."""
+
+    name: ClassVar[str] = "FuseAttention"
+    opt_level: ClassVar[int] = 3
+    required: ClassVar[tuple] = ("InferType",)
+
+    def transform_module(self, mod, ctx=None):
+        """The rewritten, type-checked copy of ``mod``."""
+        return rewrite_typed_module(mod, fuse_attention)
+
+
+register_pass("FuseAttention", FuseAttention)
+
+
+# -- reading a fused function back (what a kernel needs) ---------------------------------------
+
+@dataclass
+class AttentionPlan:
+    """How to run a fused attention function on arrays.
+
+    Attributes:
+        q, kt, v: ``(parameter index, view steps)``: apply the steps (``("reshape",
+            shape)`` / ``("transpose", axes)``) to that parameter's array to get the 4-D
+            queries ``(B, H, Sq, D)``, transposed keys ``(B, H, D, Sk)``, values
+            ``(B, H, Sk, Dv)``.
+        out_steps: the view steps from the ``(B, H, Sq, Dv)`` result to the function's
+            output (invert them on the output array to write in place).
+        scale: the score multiplier (``1 / c`` for a ``divide`` by ``c``).
+        mode: ``"none"``, ``"add"`` or ``"select"``.
+        mask: ``(parameter index, None)`` or ``(None, constant array)`` or None.
+        fill: the select mode's fill value.
+        causal, offset: a constant mask recognised as causal (then ``mode`` is ``"none"``).
+    """
+
+    q: tuple
+    kt: tuple
+    v: tuple
+    out_steps: list
+    scale: float
+    mode: str
+    mask: tuple | None
+    fill: float
+    causal: bool = False
+    offset: int = 0
+
+
+def _view_steps(node, params: dict):
+    """``(parameter index, steps)`` of a reshape/transpose chain from a parameter, or None."""
+    steps = []
+    while type(node) is E.Call and isinstance(node.op, E.Op) and node.op.name in _VIEW_OPS:
+        shape = _static_shape(node)
+        if shape is None:
+            return None
+        if node.op.name == "reshape":
+            steps.append(("reshape", shape))
+        else:
+            axes = node.attrs["axes"]
+            if axes is None:
+                return None
+            steps.append(("transpose", tuple(int(a) for a in axes)))
+        node = node.args[0]
+    if node not in params:
+        return None
+    return params[node], steps[::-1]
+
+
+def _causal_offset(mask: np.ndarray, seq_q: int, seq_k: int, select: bool):
+    """The causal diagonal a constant mask encodes (hidden: -1e4 or below, or False), or
+    None when it is not a causal mask."""
+    if mask.ndim < 2 or mask.shape[-2:] != (seq_q, seq_k) or any(d != 1 for d in mask.shape[:-2]):
+        return None
+    grid = mask.reshape(seq_q, seq_k)
+    visible = grid if select else grid == 0
+    if not select and not np.all(visible | (grid <= -1e4)):
+        return None
+    for offset in {0, seq_k - seq_q}:
+        if np.array_equal(visible, np.tril(np.ones((seq_q, seq_k), bool), k=offset)):
+            return offset
+    return None
+
+
+def describe_attention(func: E.Function):
+    """The :class:`AttentionPlan` of a typed function made by this pass, or None when its
+    body is not one this planner understands (the caller then runs the body op by op)."""
+    if not func.get_attr(ATTENTION_ATTR):
+        return None
+    params = {p: i for i, p in enumerate(func.params)}
+    node, out_steps = func.body, []
+    while type(node) is E.Call and node.op.name in _VIEW_OPS:
+        shape = _static_shape(node)
+        if node.op.name == "reshape":
+            out_steps.append(("reshape", shape))
+        else:
+            out_steps.append(("transpose", tuple(int(a) for a in node.attrs["axes"])))
+        node = node.args[0]
+    out_steps.reverse()
+    probs, v = node.args[0].fields
+    node = probs.args[0]
+    if int(probs.attrs["axis"]) not in (-1, 3):
+        return None
+    mode, mask, fill, scale = "none", None, 0.0, 1.0
+    if node.op.name == "add":
+        node, mask_node = _split(node)
+        mode = "add"
+    elif node.op.name == "where":
+        mode, mask_node = "select", node.args[0]
+        fill = float(node.args[2].data.numpy())
+        node = node.args[1]
+    if node.op.name in ("divide", "multiply"):
+        kind = node.op.name
+        node, factor = _split(node)
+        value = factor.data.numpy()
+        if value.size != 1:
+            return None
+        value = float(value.reshape(()))
+        scale = 1.0 / value if kind == "divide" else value
+    q, kt = node.args[0].fields
+    views = [_view_steps(x, params) for x in (q, kt, v)]
+    if any(view is None for view in views):
+        return None
+    plan = AttentionPlan(views[0], views[1], views[2], out_steps, scale, mode, None, fill)
+    if mode != "none":
+        if type(mask_node) is E.Constant:
+            data = mask_node.data.numpy()
+            seq_q, seq_k = _static_shape(q)[2], _static_shape(kt)[3]
+            offset = _causal_offset(data, seq_q, seq_k, mode == "select")
+            if offset is not None:
+                plan.mode, plan.causal, plan.offset = "none", True, offset
+            else:
+                plan.mask = (None, data)
+        elif mask_node in params:
+            plan.mask = (params[mask_node], None)
+        else:
+            return None
+    return plan

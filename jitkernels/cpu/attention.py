@@ -1,0 +1,311 @@
+"""Fused scaled dot-product attention on CPU: ``softmax(Q K^T * scale + mask) V`` in one
+numba kernel.
+
+:func:`attention` is the entry point: 4-D views (any strides, no copies) of the queries
+``q (B, H, Sq, D)``, the *transposed* keys ``kt (B, Hkv, D, Sk)``, the values
+``v (B, Hkv, Sk, Dv)`` and the output ``out (B, H, Sq, Dv)``; ``Hkv`` divides ``H``
+(grouped-query attention: query head ``h`` reads key/value head ``h // (H // Hkv)``).
+
+Strategy (:func:`_attention_body`): one ``prange`` task per (batch, head) block. The task
+first packs its key head into a contiguous ``(D, Sk)`` panel and its value head into a
+contiguous ``(Sk, Dv)`` panel (``O(Sk * D)`` copies against ``O(Sq * Sk * D)`` work; the
+callers' views are strided, e.g. the ``(B, S, H, D)`` projections read in place). Then for
+each query row it walks the keys in blocks of :data:`KEY_BLOCK`: the block's scores are ``D``
+axpy passes over a contiguous panel row (vectorised over the keys), scaled, masked, and
+folded into an online softmax (running maximum ``m``, running sum ``l``, the ``Dv``
+accumulator rescaled by ``exp(m_old - m_new)`` when the maximum grows), so a score block
+of at most ``KEY_BLOCK`` floats is all that exists of the score matrix and it stays in L1.
+The accumulator update is an axpy over a contiguous value row. At the end the row is
+divided by ``l`` and written to ``out``. Masks:
+
+* ``mode`` 0: none; 1: additive (``mask`` float, broadcast to ``(B, H, Sq, Sk)`` by
+  strides, e.g. a ``(1, 1, 1, Sk)`` padding mask costs no memory); 2: select
+  (``where(mask, scores, fill)``: ``mask`` bool, positions where it is False get ``fill``);
+* ``causal``: key ``j`` is visible to query ``i`` when ``j <= i + offset`` (``offset = 0``
+  top-left, ``Sk - Sq`` bottom-right); hidden keys are skipped, not computed.
+
+A row whose every key is hidden (``-inf`` everywhere) gives NaN, as the unfused
+``softmax`` does. The numpy formula (tests/jitkernels/test_attention.py) is the oracle.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["attention", "KEY_BLOCK", "MODES"]
+
+KEY_BLOCK = 256
+"""Keys per online-softmax block (whole score rows up to 256 keys)."""
+
+QUERY_BLOCK = 64
+"""Query rows per block: a score block is at most 64 x 256 floats (64 KiB float32, L2)."""
+
+MODES = {"none": 0, "add": 1, "select": 2}
+"""The mask modes of :func:`attention`."""
+
+
+_LOG2E = np.float32(1.4426950408889634)
+_LN2_HI = np.float32(0.693359375)
+_LN2_LO = np.float32(-2.12194440e-4)
+_EXP_LOW = np.float32(-87.0)
+_HALF = np.float32(0.5)
+_ONE = np.float32(1.0)
+_P0, _P1, _P2 = np.float32(1.9875691500e-4), np.float32(1.3981999507e-3), \
+    np.float32(8.3334519073e-3)
+_P3, _P4, _P5 = np.float32(4.1665795894e-2), np.float32(1.6666665459e-1), \
+    np.float32(5.0000001201e-1)
+
+
+@njit(cache=True, fastmath=True)
+def _exp_row(row, width, shift, bits, fast):
+    """``row[:width] = exp(row[:width] - shift)``; returns their sum.
+
+    numba has no vector ``exp`` here (no SVML), and a scalar libm call per score cost more
+    than both products together; so float32 rows use Cephes' ``expf`` scheme written to
+    vectorise: ``x = k ln2 + r`` (``|r| <= ln2 / 2``), a degree-6 polynomial for ``e^r``
+    (relative error ~1e-7), and ``2^k`` built from its exponent bits in the int32 scratch
+    ``bits`` viewed as float32; arguments below -87 give 0. Without ``fast`` (float64 rows)
+    it is ``math.exp``.
+    """
+    total = 0.0
+    if not fast:
+        for j in range(width):
+            value = math.exp(row[j] - shift)
+            row[j] = value
+            total += value
+        return total
+    powers = bits.view(np.float32)
+    m = np.float32(shift)
+    for j in range(width):
+        x = row[j] - m
+        low = x < _EXP_LOW
+        x = max(x, _EXP_LOW)
+        k = math.floor(x * _LOG2E + _HALF)
+        r = x - k * _LN2_HI - k * _LN2_LO
+        poly = ((((_P0 * r + _P1) * r + _P2) * r + _P3) * r + _P4) * r + _P5
+        value = poly * r * r + r + _ONE
+        row[j] = np.float32(0.0) if low else value
+        bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
+    for j in range(width):
+        value = row[j] * powers[j]
+        row[j] = value
+        total += value
+    return total
+
+
+def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast):
+    batch, heads, seq_q, depth = q.shape
+    heads_kv = kt.shape[1]
+    seq_k = kt.shape[3]
+    depth_v = v.shape[3]
+    group = heads // heads_kv
+    for task in prange(batch * heads):
+        b = task // heads
+        h = task % heads
+        hk = h // group
+        keys = np.empty((seq_k, depth), q.dtype)
+        for d in range(depth):
+            for j in range(seq_k):
+                keys[j, d] = kt[b, hk, d, j]
+        values = np.empty((seq_k, depth_v), q.dtype)
+        for j in range(seq_k):
+            for e in range(depth_v):
+                values[j, e] = v[b, hk, j, e]
+        for q0 in range(0, seq_q, QUERY_BLOCK):
+            rows = min(QUERY_BLOCK, seq_q - q0)
+            queries = np.empty((rows, depth), q.dtype)
+            for r in range(rows):
+                for d in range(depth):
+                    queries[r, d] = q[b, h, q0 + r, d] * scale
+            acc = np.zeros((rows, depth_v), q.dtype)
+            running = np.full(rows, -np.inf)
+            total = np.zeros(rows)
+            bits = np.empty(KEY_BLOCK, np.int32)
+            limit = seq_k
+            if causal:
+                limit = min(seq_k, max(q0 + rows + offset, 0))
+            for k0 in range(0, limit, KEY_BLOCK):
+                width = min(KEY_BLOCK, limit - k0)
+                scores = np.dot(queries, keys[k0:k0 + width].T)
+                for r in range(rows):
+                    i = q0 + r
+                    if mode == 1:
+                        for j in range(width):
+                            scores[r, j] += mask[b, h, i, k0 + j]
+                    elif mode == 2:
+                        for j in range(width):
+                            if not mask[b, h, i, k0 + j]:
+                                scores[r, j] = fill
+                    if causal:
+                        for j in range(max(i + offset + 1 - k0, 0), width):
+                            scores[r, j] = -np.inf
+                    block_max = -np.inf
+                    for j in range(width):
+                        if scores[r, j] > block_max:
+                            block_max = scores[r, j]
+                    if block_max == -np.inf:           # every key of the block hidden
+                        for j in range(width):
+                            scores[r, j] = 0.0
+                        continue
+                    if block_max > running[r]:
+                        if running[r] != -np.inf:
+                            correction = math.exp(running[r] - block_max)
+                            total[r] *= correction
+                            for e in range(depth_v):
+                                acc[r, e] *= correction
+                        running[r] = block_max
+                    total[r] += _exp_row(scores[r], width, running[r], bits, fast)
+                acc += np.dot(scores, values[k0:k0 + width])
+            for r in range(rows):
+                if total[r] == 0.0:
+                    for e in range(depth_v):
+                        out[b, h, q0 + r, e] = np.nan
+                else:
+                    inv = 1.0 / total[r]
+                    for e in range(depth_v):
+                        out[b, h, q0 + r, e] = acc[r, e] * inv
+
+
+_KERNELS: dict = {}
+
+
+def _kernel(dtype, mask_dtype):
+    """The compiled kernel for ``dtype`` data and a ``mask_dtype`` mask, compiled on first
+    use for one signature whose arrays are all strided (``'A'``) views, so contiguous and
+    strided callers share one machine-code version (numba would otherwise compile one per
+    layout combination); cached on disk."""
+    key = (np.dtype(dtype), np.dtype(mask_dtype))
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        from numba import from_dtype, types
+        real = from_dtype(key[0])
+        ro = types.Array(real, 4, "A", readonly=True)
+        sig = types.void(ro, ro, ro, types.Array(from_dtype(key[1]), 4, "A", readonly=True),
+                         types.Array(real, 4, "A"), real, types.int64, real, types.boolean,
+                         types.int64, types.boolean)
+        kernel = njit([sig], cache=True, parallel=True,
+                      fastmath={"nsz", "arcp", "contract", "reassoc"})(_attention_body)
+        _KERNELS[key] = kernel
+    return kernel
+
+
+def attention(q, kt, v, out, scale: float, mask=None, mode: str = "none", fill: float = 0.0,
+              causal: bool = False, offset: int = 0) -> None:
+    """``out = softmax(q @ kt * scale (+ mask | masked by mask), axis=-1) @ v`` per
+    (batch, head), written into ``out`` (see the module docstring for the strategy).
+
+    Args:
+        q: ``(B, H, Sq, D)`` float32/float64 view (any strides).
+        kt: ``(B, Hkv, D, Sk)``: the keys transposed (any strides); ``Hkv`` divides ``H``.
+        v: ``(B, Hkv, Sk, Dv)``.
+        out: ``(B, H, Sq, Dv)`` writable, same dtype (any strides; must not overlap inputs).
+        scale: multiplies the scores.
+        mask: ``None``, or an array broadcastable to ``(B, H, Sq, Sk)``: float (``mode``
+            ``"add"``) or bool (``mode`` ``"select"``).
+        mode: ``"none"``, ``"add"`` or ``"select"`` (see :data:`MODES`).
+        fill: the score of a position a select mask hides.
+        causal: hide key ``j`` from query ``i`` unless ``j <= i + offset``.
+        offset: the causal diagonal (0 top-left, ``Sk - Sq`` bottom-right).
+
+    Raises:
+        ValueError: if the shapes or dtypes disagree.
+    """
+    batch, heads, seq_q, depth = q.shape
+    if kt.ndim != 4 or v.ndim != 4 or out.ndim != 4:
+        raise ValueError("attention: q, kt, v and out must be 4-D")
+    seq_k = kt.shape[3]
+    if kt.shape[:3] != (batch, kt.shape[1], depth) or heads % kt.shape[1] \
+            or v.shape[:3] != (batch, kt.shape[1], seq_k) \
+            or out.shape != (batch, heads, seq_q, v.shape[3]):
+        raise ValueError(f"attention: shapes q {q.shape}, kt {kt.shape}, v {v.shape}, "
+                         f"out {out.shape} do not agree")
+    if not (q.dtype == kt.dtype == v.dtype == out.dtype) or q.dtype.kind != "f":
+        raise ValueError(f"attention: q, kt, v and out need one float dtype, got "
+                         f"{q.dtype}, {kt.dtype}, {v.dtype}, {out.dtype}")
+    code = MODES[mode]
+    full = (batch, heads, seq_q, seq_k)
+    if code == 0:
+        mask = np.zeros((1, 1, 1, 1), q.dtype)
+    else:
+        mask = np.asarray(mask)
+        mask = mask.astype(bool if code == 2 else q.dtype, copy=False)
+        mask = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+    mask = np.broadcast_to(mask, full if code else (1, 1, 1, 1))
+    _kernel(q.dtype, mask.dtype)(q, kt, v, mask, out, q.dtype.type(scale), code,
+                                 q.dtype.type(fill),
+                      bool(causal), int(offset), q.dtype == np.float32)
+
+
+# -- running a fused attention function of the graph executor ---------------------------------
+
+def _apply_steps(array, steps):
+    """``array`` after the view steps (``("reshape", shape)`` / ``("transpose", axes)``)."""
+    for kind, value in steps:
+        array = array.reshape(value) if kind == "reshape" else array.transpose(value)
+    return array
+
+
+def _reshape_view(array, shape):
+    """A view of ``array`` with ``shape``, or None when that needs a copy."""
+    view = array.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return None
+    return view
+
+
+def _inverse_view(out, steps, result_shape):
+    """A ``result_shape`` view of ``out`` that the steps would turn into ``out``, or None."""
+    shapes = [tuple(result_shape)]
+    for kind, value in steps:
+        last = shapes[-1]
+        shapes.append(tuple(value) if kind == "reshape" else tuple(last[a] for a in value))
+    view = out
+    for (kind, value), before in zip(reversed(steps), reversed(shapes[:-1])):
+        if kind == "reshape":
+            view = _reshape_view(view, before)
+            if view is None:
+                return None
+        else:
+            view = view.transpose(np.argsort(value))
+    return view
+
+
+def fused_function(func):
+    """A destination-passing callable ``fn(*inputs, out)`` running the fused attention
+    function ``func`` (made by :class:`irlib.transform.fuse_attention.FuseAttention`) with
+    :func:`attention`, the operands read through views of the inputs and the result written
+    through a view of ``out``; None when ``func`` is not a plan this kernel runs (the
+    caller then runs the body op by op)."""
+    from irlib.transform.fuse_attention import describe_attention
+    plan = describe_attention(func)
+    if plan is None:
+        return None
+    count = len(func.params)
+    dtype = func.body.checked_type.dtype
+    if dtype not in ("float32", "float64"):
+        return None
+    constant_mask = plan.mask[1] if plan.mask is not None and plan.mask[0] is None else None
+
+    def run(*arrays):
+        q = _apply_steps(arrays[plan.q[0]], plan.q[1])
+        kt = _apply_steps(arrays[plan.kt[0]], plan.kt[1])
+        v = _apply_steps(arrays[plan.v[0]], plan.v[1])
+        mask = None
+        if plan.mask is not None:
+            mask = constant_mask if constant_mask is not None else arrays[plan.mask[0]]
+        out = arrays[count]
+        shape = q.shape[:3] + v.shape[3:]
+        view = _inverse_view(out, plan.out_steps, shape)
+        target = view if view is not None else np.empty(shape, out.dtype)
+        attention(q, kt, v, target, plan.scale, mask, plan.mode, plan.fill, plan.causal,
+                  plan.offset)
+        if view is None:
+            np.copyto(out, _apply_steps(target, plan.out_steps))
+
+    run.plan = plan
+    return run
