@@ -11,12 +11,7 @@ from irlib.errors import InterpreterError, MatchError
 import interp
 from interp import ConstructorValue
 
-from adt_programs import INT, from_list_value, list_expr, list_module, to_list_value
-
-
-@pytest.fixture(scope="module")
-def program():
-    return list_module()
+from adt_programs import INT, from_list_value, list_expr, to_list_value
 
 
 def run(mod, expr):

@@ -9,14 +9,9 @@ import interp
 from interp import Interpreter, NDArray
 from interp.nat import count, make_nat_expr, make_nat_value
 
-from adt_programs import INT, from_list_value, list_module, to_list_value
+from adt_programs import INT, from_list_value, to_list_value
 
 DEPTH = 100_000
-
-
-@pytest.fixture(scope="module")
-def program():
-    return list_module()
 
 
 @pytest.fixture(scope="module")

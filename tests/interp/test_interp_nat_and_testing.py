@@ -15,11 +15,6 @@ from interp.nat import count, make_nat_expr, make_nat_value
 from adt_programs import list_module, to_list_value
 
 
-@pytest.fixture(scope="module")
-def program():
-    return list_module()
-
-
 class FakePrelude:
     """Anything with a ``.mod`` works, as Relay's helpers only read ``prelude.mod``."""
 

@@ -19,10 +19,7 @@ from irlib.op import registry
 from irlib.testing.budget import examples
 
 from op_test_helpers import type_of
-
-
-def tvar(name, shape, dtype="float32"):
-    return irlib.var(name, shape=shape, dtype=dtype)
+from helpers import tvar
 
 
 def np_conv1d(x, w, stride, dilation, before, after):

@@ -15,6 +15,7 @@ from irlib.op.registry import evaluate, get_def, make_call
 
 from ort_oracle import run_node
 from op_test_helpers import op_relation as relation
+from helpers import tvar
 
 RNG = np.random.default_rng(7)
 
@@ -33,10 +34,6 @@ def f32(*shape):
 def checked(name, args, **attrs):
     """The type the type checker gives ``name(*args, **attrs)`` (args: typed vars)."""
     return irlib.infer_type(make_call(name, args, attrs)).checked_type
-
-
-def tvar(name, shape, dtype="float32"):
-    return irlib.var(name, shape=shape, dtype=dtype)
 
 
 # -- Col2Im -------------------------------------------------------------------------------------

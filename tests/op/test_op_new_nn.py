@@ -16,6 +16,7 @@ from irlib.errors import TypeInferenceError
 
 from op_test_helpers import OpRecord, check_gradient, check_record, type_of
 from ort_oracle import run_node
+from helpers import tvar
 
 RNG = np.random.default_rng(5)
 
@@ -472,10 +473,6 @@ def test_elu_family_matches_onnx(name, expr):
 # -- relations: symbolic dims and errors -----------------------------------------------------------
 
 n = size_var("n")
-
-
-def tvar(name, shape, dtype="float32"):
-    return irlib.var(name, shape=shape, dtype=dtype)
 
 
 def test_symbolic_shapes():

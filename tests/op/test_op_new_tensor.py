@@ -16,6 +16,7 @@ from irlib.ir.dims import Any
 
 from op_test_helpers import OpRecord, check_gradient, check_record, rand, type_of
 from ort_oracle import run_node
+from helpers import tvar
 
 RNG = np.random.default_rng(99)
 
@@ -318,10 +319,6 @@ def test_gradient_matches_finite_differences(builder, inputs, attrs):
 # -- relations: symbolic dims, Any, errors ------------------------------------------------------
 
 n = size_var("n")
-
-
-def tvar(name, shape, dtype="float32"):
-    return irlib.var(name, shape=shape, dtype=dtype)
 
 
 def test_symbolic_and_dynamic_shapes():

@@ -12,13 +12,10 @@ from irlib.ir.dims import Any
 from irlib.op import OpPattern, get_def
 
 from op_test_helpers import type_of
+from helpers import tvar
 
 n = size_var("n")
 m = size_var("m")
-
-
-def tvar(name, shape, dtype="float32"):
-    return irlib.var(name, shape=shape, dtype=dtype)
 
 
 # -- symbolic and dynamic shapes ---------------------------------------------------------------

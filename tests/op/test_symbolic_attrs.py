@@ -16,6 +16,7 @@ import irlib
 from irlib import size_var
 from irlib.ir.dims import DimExpr, substitute_dim
 from irlib.ir.types import TensorType
+from helpers import tvar as _t
 
 N, M = size_var("n"), size_var("m")
 
@@ -163,10 +164,6 @@ def test_strided_slice_symbolic_examples():
 
 
 # -- other ops keep symbolic dims --------------------------------------------------------------
-
-def _t(name, shape, dtype="float32"):
-    return irlib.var(name, shape=shape, dtype=dtype)
-
 
 def _cases():
     """(name, input shapes/dtypes, builder of the call from vars, numpy of the arrays)."""

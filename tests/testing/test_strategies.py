@@ -13,6 +13,7 @@ from irlib.ir.functor import post_order
 from irlib.ir.types import FuncType, TensorType, TupleType
 from irlib.testing import strategies as irst
 from irlib.testing.dataflow_eval import evaluate
+from helpers import assert_close
 
 
 def leaves(value):
@@ -37,13 +38,6 @@ def assert_value_has_type(value, ty):
     assert isinstance(value, np.ndarray), type(value)
     assert value.shape == tuple(ty.shape)
     assert value.dtype == np.dtype(ty.dtype)
-
-
-def assert_close(actual, expected):
-    for a, b in zip(leaves(actual), leaves(expected)):
-        assert np.asarray(a).shape == np.asarray(b).shape
-        np.testing.assert_allclose(np.asarray(a, dtype="float64"), np.asarray(b, "float64"),
-                                   rtol=1e-5, atol=1e-6)
 
 
 @settings(max_examples=60, deadline=None)

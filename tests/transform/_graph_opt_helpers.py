@@ -1,28 +1,12 @@
 """Shared helpers of the graph-optimisation pass tests: run a module on the interpreter."""
 
-import numpy as np
-
-import interp
+from helpers import assert_close, to_numpy  # noqa: F401  (re-exported to the pass tests)
+from helpers import run as run_value
 
 
 def run(mod, args):
     """``mod["main"](*args)`` on the reference interpreter, as numpy values."""
-    return to_numpy(interp.create_executor("debug", mod=mod).evaluate()(*args))
-
-
-def to_numpy(value):
-    if isinstance(value, tuple):
-        return tuple(to_numpy(v) for v in value)
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-
-
-def assert_close(actual, expected, rtol=1e-5, atol=1e-6):
-    if isinstance(expected, tuple):
-        assert isinstance(actual, tuple) and len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert_close(a, e, rtol, atol)
-        return
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+    return to_numpy(run_value(mod, *args))
 
 
 def op_names(expr):

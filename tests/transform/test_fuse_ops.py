@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import interp
 import irlib
 from irlib import Function, IRModule, const, var
 from irlib.analysis import free_vars
@@ -14,6 +13,7 @@ from irlib.ir.structural import assert_structural_equal
 from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.transform import FuseOps, PassContext
+from _graph_opt_helpers import assert_close, run
 
 
 def fused(expr, **kwargs):
@@ -33,26 +33,6 @@ def groups(func):
     """The op names of each Primitive function, in the order its calls are evaluated."""
     return [[n.op.name for n in post_order(prim.body)
              if isinstance(n, E.Call) and isinstance(n.op, E.Op)] for prim in primitives(func)]
-
-
-def run(mod, args):
-    value = interp.create_executor("debug", mod=mod).evaluate()(*args)
-    return to_numpy(value)
-
-
-def to_numpy(value):
-    if isinstance(value, tuple):
-        return tuple(to_numpy(v) for v in value)
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-
-
-def assert_close(actual, expected, rtol=1e-5):
-    if isinstance(expected, tuple):
-        assert isinstance(actual, tuple) and len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert_close(a, e, rtol)
-        return
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-6)
 
 
 def test_reference_example_exact_structure():

@@ -13,21 +13,11 @@ from irlib.ir.types import TensorType
 from irlib.prelude import Prelude
 from irlib.transform import InferType, gradient
 from interp.check_grad import check_grad
+from helpers import run, to_numpy as plain
 
 F64 = "float64"
 T3 = TensorType((3,), F64)
 V = np.array([0.5, -1.25, 2.0])
-
-
-def run(mod, *args):
-    from interp import create_executor
-    return create_executor("debug", mod=mod).evaluate()(*args)
-
-
-def plain(value):
-    if isinstance(value, (tuple, list)) or hasattr(value, "fields"):
-        return tuple(plain(v) for v in getattr(value, "fields", value))
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
 
 
 def numeric_grads(mod, inputs, eps=1e-6):

@@ -14,19 +14,9 @@ from irlib.ir.types import TensorType
 from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.transform import InferType, LazyGradientInit, gradient
+from helpers import run, to_numpy as plain, assert_close
 
 T2 = TensorType((2,), "float32")
-
-
-def run(mod, *args):
-    from interp import create_executor
-    return create_executor("debug", mod=mod).evaluate()(*args)
-
-
-def plain(value):
-    if isinstance(value, (tuple, list)) or hasattr(value, "fields"):
-        return tuple(plain(v) for v in getattr(value, "fields", value))
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
 
 
 def lazy(func):
@@ -83,14 +73,6 @@ def test_unsupported_constructs_are_reported():
     x, r = var("x", T2), var("r")
     with pytest.raises(IRError, match="RefCreate"):
         lazy(Function([x], Let(r, E.RefCreate(x), E.RefRead(r))))
-
-
-def assert_close(actual, expected):
-    if isinstance(expected, tuple):
-        for a, e in zip(actual, expected):
-            assert_close(a, e)
-        return
-    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
 
 
 @settings(max_examples=examples(25), deadline=None)

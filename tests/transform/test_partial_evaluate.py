@@ -15,6 +15,7 @@ from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.transform import (DeadCodeElimination, InferType, PartialEvaluate, Sequential,
                              partial_evaluate)
+from helpers import run, to_numpy as plain, assert_close
 
 F32 = TensorType((), "float32")
 PE_DCE = Sequential([PartialEvaluate(), DeadCodeElimination(inline_once=True)])
@@ -29,17 +30,6 @@ def pe(func, mod=None):
     out = PE_DCE(mod)
     InferType()(out)
     return out
-
-
-def run(mod, *args):
-    from interp import create_executor
-    return create_executor("debug", mod=mod).evaluate()(*args)
-
-
-def plain(value):
-    if isinstance(value, (tuple, list)) or hasattr(value, "fields"):
-        return tuple(plain(v) for v in getattr(value, "fields", value))
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
 
 
 def constant_body(func):
@@ -192,14 +182,6 @@ def test_idempotent_on_its_output():
 
 
 # -- generated programs ------------------------------------------------------------------------
-
-def assert_close(actual, expected):
-    if isinstance(expected, tuple):
-        for a, e in zip(actual, expected):
-            assert_close(a, e)
-        return
-    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
-
 
 @settings(max_examples=examples(30), deadline=None)
 @given(program=irst.programs(max_steps=12), data=st.data())

@@ -1,0 +1,51 @@
+"""Helpers shared by the whole test suite: run a module, compare results, make variables.
+
+Import them as ``from helpers import run, to_numpy, assert_close, tvar`` (pytest puts
+``tests/`` on ``sys.path``, since ``tests/conftest.py`` lives there). Fixtures shared by
+several directories live in ``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import irlib
+
+__all__ = ["run", "to_numpy", "assert_close", "tvar"]
+
+
+def run(mod, *args, kind: str = "debug"):
+    """``mod["main"](*args)`` on an executor of ``interp.create_executor`` (the reference
+    interpreter by default); the result is a runtime value (see :func:`to_numpy`)."""
+    from interp import create_executor
+    return create_executor(kind, mod=mod).evaluate()(*args)
+
+
+def to_numpy(value):
+    """A result as numpy: arrays for tensors, nested tuples for tuples and for the fields of
+    constructor values."""
+    if isinstance(value, (tuple, list)) or hasattr(value, "fields"):
+        return tuple(to_numpy(v) for v in getattr(value, "fields", value))
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def assert_close(actual, expected, rtol: float = 1e-5, atol: float = 1e-6):
+    """Require two results (runtime values, arrays or nested tuples of them) to have the same
+    structure and shapes and close contents (``np.testing.assert_allclose``'s meaning)."""
+    stack = [(to_numpy(actual), to_numpy(expected), "result")]
+    while stack:
+        got, want, path = stack.pop()
+        if isinstance(want, tuple):
+            assert isinstance(got, tuple) and len(got) == len(want), \
+                f"{path}: expected a tuple of {len(want)}, got {got!r}"
+            stack.extend((g, w, f"{path}[{i}]") for i, (g, w) in enumerate(zip(got, want)))
+            continue
+        assert not isinstance(got, tuple), f"{path}: expected an array, got a tuple"
+        assert np.shape(got) == np.shape(want), f"{path}: shape {np.shape(got)} vs " \
+            f"{np.shape(want)}"
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=path)
+
+
+def tvar(name: str, shape, dtype: str = "float32"):
+    """A variable annotated with the tensor type ``Tensor[shape, dtype]``."""
+    return irlib.var(name, shape=shape, dtype=dtype)
