@@ -121,3 +121,24 @@ def arg_types(args, what: str):
     except Exception:  # noqa: BLE001 - UntypedError
         raise GradientError(f"the gradient of {what} needs the argument types; run type "
                                   f"inference first") from None
+
+
+def call_op(name: str, *args, **attrs):
+    """``make_call(name, args, attrs)``, for compositions written as nested calls.
+
+    Args:
+        name: the op name.
+        args: the argument expressions.
+        attrs: the call's attributes (none: the op's defaults).
+    """
+    return make_call(name, args, attrs or None)
+
+
+def scalar_like(value, like):
+    """The scalar ``value`` cast to the dtype of expression ``like`` (``cast_like``).
+
+    Args:
+        value: a Python number.
+        like: the expression whose dtype the scalar takes.
+    """
+    return make_call("cast_like", (E.const(float(value)), like))

@@ -1,12 +1,14 @@
-"""More nn ops: ``nn.matmul``, ``nn.group_norm``, ``nn.instance_norm``, ``nn.rms_norm``,
-``nn.lrn``, ``nn.l2_normalize`` and ``nn.prelu``.
+"""Normalisation: ``nn.batch_norm``, ``nn.layer_norm``, ``nn.group_norm``,
+``nn.instance_norm``, ``nn.rms_norm``, ``nn.lrn`` and ``nn.l2_normalize``.
 
 Before/after in the text format::
 
+    nn.batch_norm(%x, %g, %b, %m, %v)   /* x: (2, 3, 4, 4); g, b, m, v: (3) */
+    -> (Tensor[(2, 3, 4, 4), float32], Tensor[(3), float32], Tensor[(3), float32])
     nn.group_norm(%x, %g, %b, num_groups=2)    /* x: (1, 4, 5, 5), g, b: (4) */
     -> Tensor[(1, 4, 5, 5), float32]
 
-The gradients are the gradients of each op written as a composition of primitives (see
+Most gradients are the gradients of each op written as a composition of primitives (see
 ``_composite``).
 """
 
@@ -15,107 +17,199 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError, TypeInferenceError
-from ..ir.expr import const
-from ..ir.types import TensorType, normalize_dtype
-from ._composite import arg_types, composite_grad
+from ..ir.expr import TupleGetItem, TupleWrapper
+from ..ir.types import TensorType, TupleType
+from . import reduce as _reduce
+from . import tensor as _tensor
+from ._composite import arg_types, call_op as _call, composite_grad, scalar_like as _scalar
+from ._channels import along as _along, along_expr as _along_expr, check_param as _check_param
 from .registry import OpPattern, make_call, register_op
 from .type_relations import dims_differ, expect_tensor, normalize_axes, normalize_axis
+from .nn_dense import bias_add
 
-__all__ = ["matmul", "group_norm", "instance_norm", "rms_norm", "lrn", "l2_normalize", "prelu"]
-
-
-def _call(name, *args, **attrs):
-    return make_call(name, args, attrs or None)
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "lrn",
+           "l2_normalize"]
 
 
-def _scalar(value, like):
-    return _call("cast_like", const(float(value)), like)
+# -- batch_norm -----------------------------------------------------------------------------------
+
+_BN_FIELDS = [("axis", 1), ("epsilon", 1e-5), ("center", True), ("scale", True)]
+_BN_PARAMS = ("gamma", "beta", "moving_mean", "moving_var")
 
 
-def _check_param(op: str, name: str, ty, size):
-    param = expect_tensor(ty, f"{op}: {name}")
-    if param.ndim != 1 or dims_differ(param.shape[0], size):
-        raise TypeInferenceError(f"{op}: {name} must have shape ({size},), got {param.shape}")
+def _batch_norm_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.batch_norm: data")
+    axis = normalize_axis(attrs["axis"], data.ndim, "nn.batch_norm: axis")
+    channels = data.shape[axis]
+    for name, ty in zip(_BN_PARAMS, arg_types[1:]):
+        param = expect_tensor(ty, f"nn.batch_norm: {name}")
+        if param.ndim != 1 or dims_differ(param.shape[0], channels):
+            raise TypeInferenceError(f"nn.batch_norm: {name} must have shape ({channels},) "
+                                     f"(dimension {axis} of data), got {param.shape}")
+        if param.dtype != data.dtype:
+            # as Relay's BatchNormRel: every parameter has the data's dtype
+            raise TypeInferenceError(f"nn.batch_norm: {name} must have the data's dtype "
+                                     f"{data.dtype}, got {param.dtype}")
+    vector = TensorType((channels,), data.dtype)
+    return TupleType([data, vector, vector])
 
 
-def _along(vector, axis: int, ndim: int):
-    """numpy: a 1-D ``vector`` shaped to broadcast along ``axis`` of a rank-``ndim`` array."""
-    shape = [1] * ndim
-    shape[axis] = -1
-    return np.reshape(vector, shape)
+_BATCH_NORM = register_op("nn.batch_norm", ("data",) + _BN_PARAMS,
+                          attrs=("relay.attrs.BatchNormAttrs", _BN_FIELDS),
+                          type_rel=_batch_norm_rel, pattern=OpPattern.OPAQUE,
+                          tuple_output=True, support_level=1,
+                          description="normalise with moving statistics; returns "
+                                      "(out, moving_mean, moving_var)")
 
 
-def _along_expr(vector, axis: int, ndim: int):
-    """The expression counterpart of :func:`_along`."""
-    if ndim - 1 - axis == 0:
-        return vector
-    return _call("expand_dims", vector, axis=1, num_newaxis=ndim - 1 - axis)
+@_BATCH_NORM.def_impl
+def _batch_norm_ref(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5,
+                    center=True, scale=True):
+    axis = axis % data.ndim
+
+    def shaped(vector):
+        return _along(vector, axis, data.ndim)
+
+    out = (data - shaped(moving_mean)) / np.sqrt(shaped(moving_var) + epsilon)
+    if scale:
+        out = out * shaped(gamma)
+    if center:
+        out = out + shaped(beta)
+    return (out.astype(data.dtype, copy=False), moving_mean, moving_var)
 
 
-# -- matmul ------------------------------------------------------------------------------------
+@_BATCH_NORM.def_grad
+def _batch_norm_grad(call, out_grad):
+    data, gamma, _beta, mean, var = call.args
+    attrs = call.attrs
+    axis = attrs["axis"]
+    grad = TupleGetItem(out_grad, 0)
 
-def _matmul_rel(arg_types_, attrs):
-    a = expect_tensor(arg_types_[0], "nn.matmul: tensor_a")
-    b = expect_tensor(arg_types_[1], "nn.matmul: tensor_b")
-    if b.ndim != 2 or a.ndim < 1 or (attrs["transpose_a"] and a.ndim != 2):
-        raise TypeInferenceError(f"nn.matmul: tensor_b must be 2-D and tensor_a at least 1-D "
-                                 f"(2-D when transpose_a), got {a} and {b}")
-    k_a = a.shape[0] if attrs["transpose_a"] else a.shape[-1]
-    rows = (a.shape[1],) if attrs["transpose_a"] else a.shape[:-1]
-    k_b, units = (b.shape[1], b.shape[0]) if attrs["transpose_b"] else b.shape
-    if dims_differ(k_a, k_b):
-        raise TypeInferenceError(f"nn.matmul: tensor_a has {k_a} columns but tensor_b has "
-                                 f"{k_b} rows (transpose_a={attrs['transpose_a']}, "
-                                 f"transpose_b={attrs['transpose_b']})")
-    if attrs["units"] is not None and dims_differ(attrs["units"], units):
-        raise TypeInferenceError(f"nn.matmul: units={attrs['units']} but tensor_b gives {units}")
-    dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else a.dtype
-    return TensorType(tuple(rows) + (units,), dtype)
+    def spread(vector):  # broadcast a (C,) vector along `axis` without knowing the rank
+        return bias_add(_tensor.zeros_like(data), vector, axis)
 
+    def per_channel(value):
+        return _reduce.sum(value, axis=axis, exclude=True)
 
-_MATMUL = register_op("nn.matmul", ("tensor_a", "tensor_b"),
-                      attrs=("relay.attrs.MatmulAttrs", [("units", None), ("out_dtype", ""),
-                                                         ("transpose_a", False),
-                                                         ("transpose_b", False)]),
-                      type_rel=_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                      description="tensor_a @ tensor_b, either side optionally transposed")
-
-
-@_MATMUL.def_impl
-def _matmul_ref(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
-                transpose_b=False):
-    a = tensor_a.T if transpose_a else tensor_a
-    b = tensor_b.T if transpose_b else tensor_b
-    out = np.matmul(a, b)
-    return (out.astype(normalize_dtype(out_dtype) if out_dtype else tensor_a.dtype,
-                       copy=False),)
+    inv_std = _tensor.divide(_tensor.ones_like(var),
+                             _tensor.sqrt(_tensor.add(var, _tensor.scalar_like(
+                                 attrs["epsilon"], var))))
+    centered = _tensor.subtract(data, spread(mean))
+    scaled_grad = _tensor.multiply(grad, spread(inv_std))
+    if attrs["scale"]:
+        scaled_grad = _tensor.multiply(scaled_grad, spread(gamma))
+        gamma_grad = per_channel(_tensor.multiply(grad, _tensor.multiply(centered,
+                                                                           spread(inv_std))))
+    else:
+        gamma_grad = _tensor.zeros_like(gamma)
+    beta_grad = per_channel(grad) if attrs["center"] else _tensor.zeros_like(_beta)
+    mean_grad = _tensor.add(_tensor.negative(per_channel(scaled_grad)),
+                            TupleGetItem(out_grad, 1))
+    # d/dvar (var + eps)^(-1/2) = -1/2 * inv_std^3; one inv_std is already in scaled_grad.
+    var_grad = _tensor.add(
+        _tensor.multiply(per_channel(_tensor.multiply(scaled_grad, centered)),
+                         _tensor.multiply(_tensor.scalar_like(-0.5, var),
+                                          _tensor.multiply(inv_std, inv_std))),
+        TupleGetItem(out_grad, 2))
+    return [scaled_grad, gamma_grad, beta_grad, mean_grad, var_grad]
 
 
-@_MATMUL.def_grad
-@composite_grad
-def _matmul_grad(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
-                 transpose_b=False):
-    a = _call("transpose", tensor_a, axes=None) if transpose_a else tensor_a
-    b = tensor_b if transpose_b else _call("transpose", tensor_b, axes=None)
-    return _call("nn.dense", a, b, units=None, out_dtype=out_dtype)
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True,
+               scale=True):
+    """Batch normalisation with the given (moving) statistics (``relay.nn.batch_norm``).
 
-
-def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
-           transpose_b=False):
-    """Matrix product (``relay.nn.matmul``); ``nn.dense`` is the ``transpose_b`` case.
-
-    Args:
-        tensor_a: ``(..., K)``, or ``(K, M)`` when ``transpose_a``.
-        tensor_b: ``(K, N)``, or ``(N, K)`` when ``transpose_b``.
-        units: N (checked if given).
-        out_dtype: the output dtype (default: tensor_a's).
+    ``out = (data - moving_mean) / sqrt(moving_var + epsilon) * gamma + beta`` along
+    ``axis``; the second and third outputs are ``moving_mean`` and ``moving_var``.
 
     Returns:
-        A Call of ``nn.matmul``.
+        A :class:`~irlib.ir.expr.TupleWrapper` of 3 fields over the ``nn.batch_norm`` call.
     """
-    return make_call("nn.matmul", (tensor_a, tensor_b),
-                     {"units": units, "out_dtype": out_dtype, "transpose_a": bool(transpose_a),
-                      "transpose_b": bool(transpose_b)})
+    call = make_call("nn.batch_norm", (data, gamma, beta, moving_mean, moving_var),
+                     {"axis": int(axis), "epsilon": float(epsilon), "center": bool(center),
+                      "scale": bool(scale)})
+    return TupleWrapper(call, 3)
+
+
+# -- layer_norm -----------------------------------------------------------------------------------
+
+_LN_FIELDS = [("axis", -1), ("epsilon", 1e-5), ("center", True), ("scale", True)]
+
+
+def _layer_norm_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.layer_norm: data")
+    axis = normalize_axis(attrs["axis"], data.ndim, "nn.layer_norm: axis")
+    for name, ty in zip(("gamma", "beta"), arg_types[1:]):
+        param = expect_tensor(ty, f"nn.layer_norm: {name}")
+        if param.ndim != 1 or (isinstance(param.shape[0], int)
+                               and isinstance(data.shape[axis], int)
+                               and param.shape[0] != data.shape[axis]):
+            raise TypeInferenceError(f"nn.layer_norm: {name} must have shape "
+                                     f"({data.shape[axis]},), got {param.shape}")
+    return data
+
+
+_LAYER_NORM = register_op("nn.layer_norm", ("data", "gamma", "beta"),
+                          attrs=("relay.attrs.LayerNormAttrs", _LN_FIELDS),
+                          type_rel=_layer_norm_rel, pattern=OpPattern.OPAQUE,
+                          description="normalise over one axis, then scale and shift")
+
+
+@_LAYER_NORM.def_impl
+def _layer_norm_ref(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
+    axis %= data.ndim
+    mean = np.mean(data, axis=axis, keepdims=True)
+    variance = np.mean(np.square(data - mean), axis=axis, keepdims=True)
+    out = (data - mean) / np.sqrt(variance + epsilon)
+    shape = [1] * data.ndim
+    shape[axis] = -1
+    if scale:
+        out = out * np.reshape(gamma, shape)
+    if center:
+        out = out + np.reshape(beta, shape)
+    return (out.astype(data.dtype, copy=False),)
+
+
+@_LAYER_NORM.def_grad
+def _layer_norm_grad(call, out_grad):
+    data, gamma, beta = call.args
+    attrs = call.attrs
+    axis = attrs["axis"]
+
+    def mean_along(value):
+        return _reduce.mean(value, axis=axis, keepdims=True)
+
+    centre = mean_along(data)
+    centered = _tensor.subtract(data, centre)
+    variance = mean_along(_tensor.multiply(centered, centered))
+    inv_std = make_call("rsqrt", (_tensor.add(variance, _tensor.scalar_like(
+        attrs["epsilon"], variance)),))
+    normalized = _tensor.multiply(centered, inv_std)
+    grad_normalized = out_grad
+    if attrs["scale"]:
+        grad_normalized = _tensor.multiply(out_grad,
+                                           bias_add(_tensor.zeros_like(data), gamma, axis))
+    # dx = inv_std * (dn - mean(dn) - n * mean(dn * n)), the usual layer-norm backward.
+    data_grad = _tensor.multiply(inv_std, _tensor.subtract(
+        _tensor.subtract(grad_normalized, mean_along(grad_normalized)),
+        _tensor.multiply(normalized, mean_along(_tensor.multiply(grad_normalized,
+                                                                 normalized)))))
+    per_channel = {"axis": axis, "exclude": True}
+    gamma_grad = (_reduce.sum(_tensor.multiply(out_grad, normalized), **per_channel)
+                  if attrs["scale"] else _tensor.zeros_like(gamma))
+    beta_grad = _reduce.sum(out_grad, **per_channel) if attrs["center"] \
+        else _tensor.zeros_like(beta)
+    return [data_grad, gamma_grad, beta_grad]
+
+
+def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
+    """Layer normalisation over ``axis`` (``relay.nn.layer_norm``).
+
+    Returns:
+        A Call of ``nn.layer_norm``.
+    """
+    return make_call("nn.layer_norm", (data, gamma, beta),
+                     {"axis": int(axis), "epsilon": float(epsilon), "center": bool(center),
+                      "scale": bool(scale)})
 
 
 # -- group_norm / instance_norm ------------------------------------------------------------------
@@ -445,47 +539,3 @@ def l2_normalize(data, eps, axis=None):
     """
     axis = None if axis is None else [int(a) for a in np.atleast_1d(axis)]
     return make_call("nn.l2_normalize", (data,), {"eps": float(eps), "axis": axis})
-
-
-# -- prelu -------------------------------------------------------------------------------------
-
-def _prelu_rel(types, attrs):
-    data = expect_tensor(types[0], "nn.prelu: data")
-    axis = normalize_axis(attrs["axis"], data.ndim, "nn.prelu: axis")
-    _check_param("nn.prelu", "alpha", types[1], data.shape[axis])
-    return data
-
-
-_PRELU = register_op("nn.prelu", ("data", "alpha"),
-                     attrs=("relay.attrs.PReluAttrs", [("axis", 1)]),
-                     type_rel=_prelu_rel, pattern=OpPattern.BROADCAST,
-                     description="data where positive, alpha * data elsewhere (alpha per "
-                                 "channel on axis)")
-
-
-@_PRELU.def_impl
-def _prelu_ref(data, alpha, axis=1):
-    slope = _along(alpha, axis % data.ndim, data.ndim)
-    return (np.where(data < 0, data * slope, data).astype(data.dtype, copy=False),)
-
-
-@_PRELU.def_grad
-@composite_grad
-def _prelu_grad(data, alpha, axis=1):
-    ndim = arg_types([data], "nn.prelu")[0].ndim
-    scaled = _call("multiply", data, _along_expr(alpha, axis % ndim, ndim))
-    return _call("where", _call("less", data, _call("zeros_like", data)), scaled, data)
-
-
-def prelu(data, alpha, axis=1):
-    """Parametric ReLU (``relay.nn.prelu``): ``alpha[c] * x`` for negative ``x``.
-
-    Args:
-        data: the input.
-        alpha: slopes, one per channel on ``axis``.
-        axis: the channel axis.
-
-    Returns:
-        A Call of ``nn.prelu``.
-    """
-    return make_call("nn.prelu", (data, alpha), {"axis": int(axis)})

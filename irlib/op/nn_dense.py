@@ -1,12 +1,11 @@
-"""Dense layers, activations and normalisation: ``nn.dense``, ``nn.relu``, ``nn.bias_add``,
-``nn.batch_norm`` and ``nn.softmax``.
+"""Dense layers and matrix products: ``nn.dense``, ``nn.bias_add``, ``nn.batch_matmul``,
+``nn.matmul`` and ``nn.batch_flatten`` (the flatten in front of a dense layer).
 
 Before/after in the text format::
 
     nn.dense(%x, %w)           /* x: (n, 4), w: (3, 4) -- weight is (units, in_features) */
     -> Tensor[(n, 3), float32]
-    nn.batch_norm(%x, %g, %b, %m, %v)   /* x: (2, 3, 4, 4); g, b, m, v: (3) */
-    -> (Tensor[(2, 3, 4, 4), float32], Tensor[(3), float32], Tensor[(3), float32])
+    nn.batch_flatten(%x)                     /* x: (2, 3, 4) */  -> Tensor[(2, 12), float32]
 """
 
 from __future__ import annotations
@@ -14,16 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError, TypeInferenceError
-from ..ir.expr import TupleGetItem, TupleWrapper
-from ..ir.types import TensorType, TupleType, normalize_dtype
+from ..ir.types import TensorType, normalize_dtype
 from . import reduce as _reduce
-from . import tensor as _tensor
 from . import transform as _transform
+from ._composite import arg_types, call_op as _call, composite_grad
+from ._channels import along as _along
 from .registry import OpPattern, make_call, register_op
-from .type_relations import (broadcast_shapes, dims_differ, expect_tensor, identity_rel,
-                             named_rel, normalize_axis)
+from .type_relations import (broadcast_shapes, dims_differ, expect_tensor, normalize_axis,
+                             shape_product)
 
-__all__ = ["dense", "relu", "bias_add", "batch_norm", "softmax", "batch_matmul"]
+__all__ = ["dense", "bias_add", "batch_matmul", "matmul", "batch_flatten"]
 
 
 # -- dense -------------------------------------------------------------------------------------
@@ -99,30 +98,6 @@ def dense(data, weight, units=None, out_dtype=""):
     return make_call("nn.dense", (data, weight), {"units": units, "out_dtype": out_dtype})
 
 
-# -- relu ----------------------------------------------------------------------------------------
-
-_RELU = register_op("nn.relu", ("data",), type_rel=named_rel("nn.relu", identity_rel),
-                    pattern=OpPattern.ELEMWISE,
-                    description="max(data, 0)", support_level=1)
-_RELU.def_impl(lambda data: (np.maximum(data, np.zeros((), data.dtype)),))
-
-
-@_RELU.def_grad
-def _relu_grad(call, out_grad):
-    data = call.args[0]
-    positive = _tensor.greater(data, _tensor.zeros_like(data))
-    return [_tensor.where(positive, out_grad, _tensor.zeros_like(out_grad))]
-
-
-def relu(data):
-    """Rectified linear unit ``max(data, 0)``.
-
-    Returns:
-        A Call of ``nn.relu``.
-    """
-    return make_call("nn.relu", (data,))
-
-
 # -- bias_add ------------------------------------------------------------------------------------
 
 def _bias_add_rel(arg_types, attrs):
@@ -138,19 +113,12 @@ def _bias_add_rel(arg_types, attrs):
     return data
 
 
-def _along_axis(vector, ndim: int, axis: int):
-    """Reshape a 1-D numpy array so that it broadcasts along ``axis`` of an ndim array."""
-    shape = [1] * ndim
-    shape[axis] = -1
-    return np.reshape(vector, shape)
-
-
 _BIAS_ADD = register_op("nn.bias_add", ("data", "bias"),
                         attrs=("relay.attrs.BiasAddAttrs", [("axis", 1)]),
                         type_rel=_bias_add_rel, pattern=OpPattern.BROADCAST,
                         description="add a 1-D bias along an axis", support_level=1)
 _BIAS_ADD.def_impl(lambda data, bias, axis=1: (
-    data + _along_axis(bias, data.ndim, axis % data.ndim),))
+    data + _along(bias, axis % data.ndim, data.ndim),))
 
 
 @_BIAS_ADD.def_grad
@@ -171,144 +139,6 @@ def bias_add(data, bias, axis=1):
         A Call of ``nn.bias_add``.
     """
     return make_call("nn.bias_add", (data, bias), {"axis": int(axis)})
-
-
-# -- batch_norm -----------------------------------------------------------------------------------
-
-_BN_FIELDS = [("axis", 1), ("epsilon", 1e-5), ("center", True), ("scale", True)]
-_BN_PARAMS = ("gamma", "beta", "moving_mean", "moving_var")
-
-
-def _batch_norm_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "nn.batch_norm: data")
-    axis = normalize_axis(attrs["axis"], data.ndim, "nn.batch_norm: axis")
-    channels = data.shape[axis]
-    for name, ty in zip(_BN_PARAMS, arg_types[1:]):
-        param = expect_tensor(ty, f"nn.batch_norm: {name}")
-        if param.ndim != 1 or dims_differ(param.shape[0], channels):
-            raise TypeInferenceError(f"nn.batch_norm: {name} must have shape ({channels},) "
-                                     f"(dimension {axis} of data), got {param.shape}")
-        if param.dtype != data.dtype:
-            # as Relay's BatchNormRel: every parameter has the data's dtype
-            raise TypeInferenceError(f"nn.batch_norm: {name} must have the data's dtype "
-                                     f"{data.dtype}, got {param.dtype}")
-    vector = TensorType((channels,), data.dtype)
-    return TupleType([data, vector, vector])
-
-
-_BATCH_NORM = register_op("nn.batch_norm", ("data",) + _BN_PARAMS,
-                          attrs=("relay.attrs.BatchNormAttrs", _BN_FIELDS),
-                          type_rel=_batch_norm_rel, pattern=OpPattern.OPAQUE,
-                          tuple_output=True, support_level=1,
-                          description="normalise with moving statistics; returns "
-                                      "(out, moving_mean, moving_var)")
-
-
-@_BATCH_NORM.def_impl
-def _batch_norm_ref(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5,
-                    center=True, scale=True):
-    axis = axis % data.ndim
-
-    def shaped(vector):
-        return _along_axis(vector, data.ndim, axis)
-
-    out = (data - shaped(moving_mean)) / np.sqrt(shaped(moving_var) + epsilon)
-    if scale:
-        out = out * shaped(gamma)
-    if center:
-        out = out + shaped(beta)
-    return (out.astype(data.dtype, copy=False), moving_mean, moving_var)
-
-
-@_BATCH_NORM.def_grad
-def _batch_norm_grad(call, out_grad):
-    data, gamma, _beta, mean, var = call.args
-    attrs = call.attrs
-    axis = attrs["axis"]
-    grad = TupleGetItem(out_grad, 0)
-
-    def spread(vector):  # broadcast a (C,) vector along `axis` without knowing the rank
-        return bias_add(_tensor.zeros_like(data), vector, axis)
-
-    def per_channel(value):
-        return _reduce.sum(value, axis=axis, exclude=True)
-
-    inv_std = _tensor.divide(_tensor.ones_like(var),
-                             _tensor.sqrt(_tensor.add(var, _tensor.scalar_like(
-                                 attrs["epsilon"], var))))
-    centered = _tensor.subtract(data, spread(mean))
-    scaled_grad = _tensor.multiply(grad, spread(inv_std))
-    if attrs["scale"]:
-        scaled_grad = _tensor.multiply(scaled_grad, spread(gamma))
-        gamma_grad = per_channel(_tensor.multiply(grad, _tensor.multiply(centered,
-                                                                           spread(inv_std))))
-    else:
-        gamma_grad = _tensor.zeros_like(gamma)
-    beta_grad = per_channel(grad) if attrs["center"] else _tensor.zeros_like(_beta)
-    mean_grad = _tensor.add(_tensor.negative(per_channel(scaled_grad)),
-                            TupleGetItem(out_grad, 1))
-    # d/dvar (var + eps)^(-1/2) = -1/2 * inv_std^3; one inv_std is already in scaled_grad.
-    var_grad = _tensor.add(
-        _tensor.multiply(per_channel(_tensor.multiply(scaled_grad, centered)),
-                         _tensor.multiply(_tensor.scalar_like(-0.5, var),
-                                          _tensor.multiply(inv_std, inv_std))),
-        TupleGetItem(out_grad, 2))
-    return [scaled_grad, gamma_grad, beta_grad, mean_grad, var_grad]
-
-
-def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True,
-               scale=True):
-    """Batch normalisation with the given (moving) statistics (``relay.nn.batch_norm``).
-
-    ``out = (data - moving_mean) / sqrt(moving_var + epsilon) * gamma + beta`` along
-    ``axis``; the second and third outputs are ``moving_mean`` and ``moving_var``.
-
-    Returns:
-        A :class:`~irlib.ir.expr.TupleWrapper` of 3 fields over the ``nn.batch_norm`` call.
-    """
-    call = make_call("nn.batch_norm", (data, gamma, beta, moving_mean, moving_var),
-                     {"axis": int(axis), "epsilon": float(epsilon), "center": bool(center),
-                      "scale": bool(scale)})
-    return TupleWrapper(call, 3)
-
-
-# -- softmax --------------------------------------------------------------------------------------
-
-def _softmax_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "nn.softmax: data")
-    normalize_axis(attrs["axis"], data.ndim, "nn.softmax: axis")
-    return data
-
-
-_SOFTMAX = register_op("nn.softmax", ("data",),
-                       attrs=("relay.attrs.SoftmaxAttrs", [("axis", -1)]),
-                       type_rel=_softmax_rel, pattern=OpPattern.OPAQUE,
-                       description="exp(data) / sum(exp(data)) along an axis", support_level=1)
-
-
-@_SOFTMAX.def_impl
-def _softmax_ref(data, axis=-1):
-    shifted = np.exp(data - np.max(data, axis=axis, keepdims=True))
-    return ((shifted / np.sum(shifted, axis=axis, keepdims=True)).astype(data.dtype,
-                                                                          copy=False),)
-
-
-@_SOFTMAX.def_grad
-def _softmax_grad(call, out_grad):
-    # d softmax: y * (g - sum(g * y, axis))
-    weighted = _reduce.sum(_tensor.multiply(out_grad, call), axis=call.attrs["axis"],
-                           keepdims=True)
-    return [_tensor.multiply(_tensor.subtract(out_grad, weighted), call)]
-
-
-def softmax(data, axis=-1):
-    """Softmax along ``axis``.
-
-    Returns:
-        A Call of ``nn.softmax``.
-    """
-    return make_call("nn.softmax", (data,), {"axis": int(axis)})
-
 
 
 # -- batch_matmul --------------------------------------------------------------------------------
@@ -378,3 +208,95 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
     return make_call("nn.batch_matmul", (tensor_a, tensor_b),
                      {"out_dtype": out_dtype, "transpose_a": bool(transpose_a),
                       "transpose_b": bool(transpose_b)})
+
+
+# -- matmul ------------------------------------------------------------------------------------
+
+def _matmul_rel(arg_types_, attrs):
+    a = expect_tensor(arg_types_[0], "nn.matmul: tensor_a")
+    b = expect_tensor(arg_types_[1], "nn.matmul: tensor_b")
+    if b.ndim != 2 or a.ndim < 1 or (attrs["transpose_a"] and a.ndim != 2):
+        raise TypeInferenceError(f"nn.matmul: tensor_b must be 2-D and tensor_a at least 1-D "
+                                 f"(2-D when transpose_a), got {a} and {b}")
+    k_a = a.shape[0] if attrs["transpose_a"] else a.shape[-1]
+    rows = (a.shape[1],) if attrs["transpose_a"] else a.shape[:-1]
+    k_b, units = (b.shape[1], b.shape[0]) if attrs["transpose_b"] else b.shape
+    if dims_differ(k_a, k_b):
+        raise TypeInferenceError(f"nn.matmul: tensor_a has {k_a} columns but tensor_b has "
+                                 f"{k_b} rows (transpose_a={attrs['transpose_a']}, "
+                                 f"transpose_b={attrs['transpose_b']})")
+    if attrs["units"] is not None and dims_differ(attrs["units"], units):
+        raise TypeInferenceError(f"nn.matmul: units={attrs['units']} but tensor_b gives {units}")
+    dtype = normalize_dtype(attrs["out_dtype"]) if attrs["out_dtype"] else a.dtype
+    return TensorType(tuple(rows) + (units,), dtype)
+
+
+_MATMUL = register_op("nn.matmul", ("tensor_a", "tensor_b"),
+                      attrs=("relay.attrs.MatmulAttrs", [("units", None), ("out_dtype", ""),
+                                                         ("transpose_a", False),
+                                                         ("transpose_b", False)]),
+                      type_rel=_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                      description="tensor_a @ tensor_b, either side optionally transposed")
+
+
+@_MATMUL.def_impl
+def _matmul_ref(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
+                transpose_b=False):
+    a = tensor_a.T if transpose_a else tensor_a
+    b = tensor_b.T if transpose_b else tensor_b
+    out = np.matmul(a, b)
+    return (out.astype(normalize_dtype(out_dtype) if out_dtype else tensor_a.dtype,
+                       copy=False),)
+
+
+@_MATMUL.def_grad
+@composite_grad
+def _matmul_grad(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
+                 transpose_b=False):
+    a = _call("transpose", tensor_a, axes=None) if transpose_a else tensor_a
+    b = tensor_b if transpose_b else _call("transpose", tensor_b, axes=None)
+    return _call("nn.dense", a, b, units=None, out_dtype=out_dtype)
+
+
+def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False,
+           transpose_b=False):
+    """Matrix product (``relay.nn.matmul``); ``nn.dense`` is the ``transpose_b`` case.
+
+    Args:
+        tensor_a: ``(..., K)``, or ``(K, M)`` when ``transpose_a``.
+        tensor_b: ``(K, N)``, or ``(N, K)`` when ``transpose_b``.
+        units: N (checked if given).
+        out_dtype: the output dtype (default: tensor_a's).
+
+    Returns:
+        A Call of ``nn.matmul``.
+    """
+    return make_call("nn.matmul", (tensor_a, tensor_b),
+                     {"units": units, "out_dtype": out_dtype, "transpose_a": bool(transpose_a),
+                      "transpose_b": bool(transpose_b)})
+
+
+# -- batch_flatten -----------------------------------------------------------------------------
+
+def _batch_flatten_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "nn.batch_flatten: data")
+    if data.ndim < 1:
+        raise TypeInferenceError(f"nn.batch_flatten: data must have rank >= 1, got {data}")
+    return TensorType((data.shape[0], shape_product(data.shape[1:])), data.dtype)
+
+
+_BATCH_FLATTEN = register_op("nn.batch_flatten", ("data",), type_rel=_batch_flatten_rel,
+                             pattern=OpPattern.INJECTIVE,
+                             description="flatten every axis but the first")
+_BATCH_FLATTEN.def_impl(lambda data: (np.reshape(data, (data.shape[0], -1)),))
+_BATCH_FLATTEN.def_grad(lambda call, out_grad: [
+    make_call("reshape_like", (out_grad, call.args[0]))])
+
+
+def batch_flatten(data):
+    """Flatten ``data`` to ``(batch, rest)``.
+
+    Returns:
+        A Call of ``nn.batch_flatten``.
+    """
+    return make_call("nn.batch_flatten", (data,))
