@@ -6,6 +6,7 @@
 * :func:`post_order_visit`: call a function on every node, children first.
 * :func:`unmatched_cases`: the values a ``match`` does not handle.
 * :func:`count_layers`: the length of the longest chain of calls to given ops.
+* :func:`strongly_connected_components`: SCCs of a graph, callees first (iterative Tarjan).
 """
 
 from ..ir.functor import post_order
@@ -17,6 +18,7 @@ from .count_ops import count_op, count_ops
 from .normal_form import check_basic_block_normal_form, is_a_normal_form
 from .unmatched_cases import unmatched_cases
 from .count_layers import count_layers
+from .scc import strongly_connected_components
 
 
 def post_order_visit(expr, fvisit) -> None:
@@ -34,4 +36,5 @@ def post_order_visit(expr, fvisit) -> None:
 __all__ = ["free_vars", "bound_vars", "all_vars", "free_type_vars", "bound_type_vars",
            "all_type_vars", "well_formed", "check_well_formed", "post_order_visit",
            "CallGraph", "call_graph", "count_op", "count_ops", "check_basic_block_normal_form",
-           "is_a_normal_form", "unmatched_cases", "count_layers"]
+           "is_a_normal_form", "unmatched_cases", "count_layers",
+           "strongly_connected_components"]

@@ -15,7 +15,7 @@ from ..errors import UnknownNameError
 from ..ir import expr as E
 from ..ir.functor import children, post_order
 from ..ir.module import IRModule
-from ..typeinf.driver import strongly_connected_components
+from .scc import strongly_connected_components
 
 
 class CallGraph:
