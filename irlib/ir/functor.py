@@ -7,7 +7,9 @@ identity), so traversal is linear in the number of distinct nodes.
 * :func:`children` lists a node's sub-expressions in evaluation order (binders included:
   a function's params, a let's var, the variables bound by match patterns), and
   :func:`rebuild` puts new children back (returning the node itself if none changed).
-* :func:`post_order` lists every reachable node, children before parents.
+* :func:`post_order` lists every reachable node, children before parents. It is the one
+  post-order walker: an analysis over another graph (operands only, scopes of a function,
+  stopping at opaque functions) passes its own ``children_of``.
 * :class:`ExprFunctor` is the one driver: an explicit stack walks the DAG, calls the optional
   pre-order hook ``enter_<kind>(node)`` (return ``False`` to skip the node's children), and
   folds bottom-up through ``visit_<kind>``. Dispatch is a per-class table keyed by node type,

@@ -19,12 +19,13 @@ import numpy as np
 
 from ..ir import expr as E
 from ..ir.types import TupleType
-from ..transform._rewrite import LetMutator, binders
+from ..ir.functor import ExprMutator
+from ..ir.rewrite import binders, substitute
 
 __all__ = ["computed_twice", "rebuilt_copy", "bind_inputs"]
 
 
-class _Rebuild(LetMutator):
+class _Rebuild(ExprMutator):
     """Copies every call, tuple and projection into a new node; renames binders."""
 
     def __init__(self, renaming):
@@ -98,7 +99,6 @@ def bind_inputs(program, values: dict):
         A GeneratedProgram over the remaining inputs; its oracle is the original one with
         the bound values filled in.
     """
-    from ..transform._rewrite import substitute
     from .strategies import GeneratedProgram
     unknown = [p for p in values if p not in program.params]
     if unknown:

@@ -4,7 +4,7 @@ op on the same input, and replace one group per round until none is left."""
 from __future__ import annotations
 
 from ..ir.functor import children, post_order
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import op_name
 
 
@@ -42,7 +42,7 @@ def consumers(func) -> dict:
     return users
 
 
-class _Replace(LetMutator):
+class _Replace(ExprMutator):
     def __init__(self, replacements):
         super().__init__()
         self.memo.update(replacements)

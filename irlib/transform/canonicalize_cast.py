@@ -22,7 +22,7 @@ import numpy as np
 from ..ir import expr as E
 from ..ir.functor import use_counts
 from ..op.registry import OpPattern, get_def
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import op_name, rewrite_typed_module, tensor_type
 from .pass_infra import ModulePass
 
@@ -39,7 +39,7 @@ def _is_up_cast(node) -> bool:
         _bits(target.dtype) > _bits(source.dtype)
 
 
-class _SplitCasts(LetMutator):
+class _SplitCasts(ExprMutator):
     def __init__(self, uses):
         super().__init__()
         self.uses = uses

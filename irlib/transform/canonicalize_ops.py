@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import expand_to_axis, op, op_name, rewrite_typed_module, tensor_type
 from .pass_infra import ModulePass
 
 
-class _Canonicalize(LetMutator):
+class _Canonicalize(ExprMutator):
     def enter_function(self, node):
         return not node.get_attr("Primitive")
 

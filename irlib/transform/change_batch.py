@@ -20,7 +20,7 @@ from typing import ClassVar
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.types import TensorType
-from ._rewrite import substitute
+from ..ir.rewrite import substitute
 from .pass_infra import FunctionPass
 
 

@@ -22,7 +22,8 @@ from typing import ClassVar
 from ..ir import expr as E
 from ..ir.functor import children, post_order
 from ..ir.module import IRModule
-from ._rewrite import LetMutator, map_functions
+from ..ir.functor import ExprMutator
+from ._rewrite import map_functions
 from .pass_infra import ModulePass
 
 
@@ -90,7 +91,7 @@ def live_use_counts(expr: E.Expr, effect: dict) -> dict:
     return counts
 
 
-class _Eliminate(LetMutator):
+class _Eliminate(ExprMutator):
     def __init__(self, counts, effect, inline_once):
         super().__init__()
         self.counts = counts

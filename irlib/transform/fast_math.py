@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import op, op_name, rewrite_typed_module
 from .pass_infra import ModulePass
 
@@ -46,7 +46,7 @@ def _fast_softmax(data, axis):
     return op("divide", e, op("sum", e, **reduce))
 
 
-class _FastMath(LetMutator):
+class _FastMath(ExprMutator):
     def enter_function(self, node):
         return not node.get_attr("Primitive")
 

@@ -30,7 +30,8 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
 from ..limits import check_type_size
 from ..op import registry
-from ._rewrite import LetMutator, is_primitive, known_type, map_functions
+from ..ir.functor import ExprMutator
+from ._rewrite import is_primitive, known_type, map_functions
 from .dead_code import may_have_effect
 from .eliminate_common_subexpr import is_stateful
 from .pass_infra import ModulePass
@@ -59,7 +60,7 @@ def _static_shape(node):
     return None
 
 
-class _Fold(LetMutator):
+class _Fold(ExprMutator):
     def __init__(self):
         super().__init__()
         self.inlined: set = set()

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..ir import expr as E
 from ..ir.functor import use_counts
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import op, op_name, rewrite_typed_module, tensor_type
 from .fold_constant import FoldConstant
 from .pass_infra import ModulePass, Sequential
@@ -87,7 +87,7 @@ def _weight_scale(anchor, vector, kernel_axis_letter):
     return E.Constant(np.asarray(vector, dtype=weight_type.dtype).reshape(shape))
 
 
-class _Backward(LetMutator):
+class _Backward(ExprMutator):
     def __init__(self, uses):
         super().__init__()
         self.uses = uses
@@ -156,7 +156,7 @@ class _Backward(LetMutator):
         return result
 
 
-class _Forward(LetMutator):
+class _Forward(ExprMutator):
     def __init__(self, uses):
         super().__init__()
         self.uses = uses

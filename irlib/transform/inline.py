@@ -24,7 +24,7 @@ from ..analysis.call_graph import CallGraph
 from ..ir import expr as E
 from ..ir.functor import ExprFunctor, children, rebuild
 from ..ir.module import IRModule
-from ._rewrite import fresh_copy
+from ..ir.rewrite import fresh_copy
 from .pass_infra import ModulePass, is_skipped_function
 
 

@@ -24,7 +24,8 @@ from ..ir import expr as E
 from ..ir.functor import ExprFunctor, free_vars, post_order, rebuild
 from ..ir.module import IRModule
 from ..ir.structural import structural_equal, structural_hash
-from ._rewrite import is_primitive, known_type, substitute
+from ..ir.rewrite import substitute
+from ._rewrite import is_primitive, known_type
 from .pass_infra import ModulePass
 
 

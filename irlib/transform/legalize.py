@@ -20,12 +20,12 @@ from typing import ClassVar
 from ..errors import IRError
 from ..ir import expr as E
 from ..op.registry import get_def
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import op_name, rewrite_typed_module
 from .pass_infra import ModulePass
 
 
-class _Legalize(LetMutator):
+class _Legalize(ExprMutator):
     def __init__(self, attr_name):
         super().__init__()
         self.attr_name = attr_name

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ._rewrite import LetMutator
+from ..ir.functor import ExprMutator
 from ._typed import expand_to_axis, op, op_name, rewrite_typed_module, scalar, tensor_type
 from .pass_infra import ModulePass
 
@@ -105,7 +105,7 @@ _EXPANDERS = {"nn.layer_norm": _layer_norm, "nn.instance_norm": _instance_norm,
               "nn.group_norm": _group_norm, "nn.l2_normalize": _l2_normalize}
 
 
-class _Simplify(LetMutator):
+class _Simplify(ExprMutator):
     def enter_function(self, node):
         return not node.get_attr("Primitive")
 

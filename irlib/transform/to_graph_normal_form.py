@@ -19,7 +19,8 @@ from typing import ClassVar
 from ..ir import expr as E
 from ..ir.functor import post_order
 from ..ir.module import IRModule
-from ._rewrite import LetMutator, map_functions
+from ..ir.functor import ExprMutator
+from ._rewrite import map_functions
 from .pass_infra import ModulePass
 
 
@@ -28,7 +29,7 @@ def _is_recursive(let: E.Let) -> bool:
     return isinstance(let.value, E.Function) and any(n is let.var for n in post_order(let.value))
 
 
-class _ToGraph(LetMutator):
+class _ToGraph(ExprMutator):
     def __init__(self):
         super().__init__()
         self.removed: set = set()
