@@ -37,7 +37,7 @@ from ..ir import expr as E
 from ..ir.functor import free_vars, post_order
 from ..ir.types import TensorType, TupleType
 from ..op import registry
-from ._rewrite import fresh_copy, substitute
+from ..ir.rewrite import fresh_copy, let_chain, make_lets, substitute
 from .to_a_normal_form import to_a_normal_form
 
 _MODES = ("first_order", "higher_order")
@@ -116,28 +116,13 @@ def _differentiable(ty) -> bool:
 
 # -- the backward pass over one A-normal-form scope ----------------------------------------------
 
-def _chain(expr):
-    """(bindings, result) of a let chain."""
-    bindings = []
-    while type(expr) is E.Let:
-        bindings.append((expr.var, expr.value))
-        expr = expr.body
-    return bindings, expr
-
-
-def _wrap(bindings, result):
-    for var, value in reversed(bindings):
-        result = E.Let(var, value, result)
-    return result
-
-
 class _Backward:
     def __init__(self, mode: str):
         self.mode = mode
 
     def scope(self, expr, seed, wrt):
         """``let <forward of expr>; (adjoint of each var in wrt)`` given the result's seed."""
-        bindings, result = _chain(expr)
+        bindings, result = let_chain(expr)
         adjoints: dict = {}
         if type(result) is E.Var:
             adjoints[result] = seed
@@ -148,7 +133,7 @@ class _Backward:
                 continue
             self._binding(var, value, adjoint, adjoints, backward)
         grads = E.Tuple(tuple(_materialize(adjoints.get(v), v.checked_type, v) for v in wrt))
-        return _wrap(bindings + backward, grads)
+        return make_lets(bindings + backward, grads)
 
     def _add(self, adjoints, atom, adjoint):
         if type(atom) is E.Var and adjoint is not None:
@@ -281,10 +266,10 @@ def gradient(expr, mod=None, mode: str = "higher_order") -> E.Function:
     from ..typeinf import infer_expr
     typed = infer_expr(to_a_normal_form(func.replace(ret_type=None)), mod)
     first = [False]
-    _, result = _chain(typed.body)
+    _, result = let_chain(typed.body)
     seed = _seed(result.checked_type, result, mode == "first_order", first)
     backward = _Backward(mode)
     grads = backward.scope(typed.body, seed, list(typed.params))
-    grad_bindings, grad_tuple = _chain(grads)
-    body = _wrap(grad_bindings, E.Tuple((result, grad_tuple)))
+    grad_bindings, grad_tuple = let_chain(grads)
+    body = make_lets(grad_bindings, E.Tuple((result, grad_tuple)))
     return E.Function(typed.params, body)

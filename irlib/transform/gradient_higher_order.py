@@ -34,98 +34,13 @@ from __future__ import annotations
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import pattern_vars, post_order, rename_pattern
-from ..ir.types import FuncType, RefType, TensorType, TupleType, TypeCall
-from ..op import registry
-from ._rewrite import substitute
+from ..ir.types import TensorType, TupleType
+from ..ir.rewrite import let_chain, make_lets, nested_scopes, substitute
+from ._ad_values import (_BP_TYPE, _accumulate, _grad_read, _is_float, _op, _pair,
+                         _primal, ad_type)
 from .gradient import call_grad_rule
 from .to_a_normal_form import to_a_normal_form
 
-_UNIT = TupleType(())
-_BP_TYPE = RefType(FuncType((), _UNIT))
-
-
-def _op(name, *args):
-    return registry.make_call(name, args)
-
-
-def ad_type(ty):
-    """The type of the transformed value of a value of type ``ty``."""
-    if isinstance(ty, TensorType):
-        return TupleType((ty, RefType(ty)))
-    if isinstance(ty, TupleType):
-        return TupleType(tuple(ad_type(f) for f in ty.fields))
-    if isinstance(ty, FuncType):
-        if ty.type_params:
-            raise IRError("gradient (higher_order): polymorphic functions are not supported")
-        return FuncType(tuple(ad_type(a) for a in ty.arg_types), ad_type(ty.ret_type))
-    if isinstance(ty, RefType):
-        return RefType(ad_type(ty.value))
-    if isinstance(ty, TypeCall):
-        return TypeCall(ty.func, tuple(ad_type(a) for a in ty.args))
-    # A type variable stays itself (as in Relay): a polymorphic global is instantiated at
-    # the transformed type where it is called.
-    return ty
-
-
-def _is_float(ty) -> bool:
-    if isinstance(ty, TensorType):
-        return ty.dtype.startswith("float")
-    if isinstance(ty, TupleType):
-        return any(_is_float(f) for f in ty.fields)
-    return False
-
-
-def _primal(expr, ty):
-    """The primal value of a transformed value (tensors and tuples of them)."""
-    if isinstance(ty, TensorType):
-        return E.TupleGetItem(expr, 0)
-    if isinstance(ty, TupleType):
-        return E.Tuple(tuple(_primal(E.TupleGetItem(expr, i), f)
-                             for i, f in enumerate(ty.fields)))
-    raise IRError(f"gradient (higher_order): cannot take the primal value of a {ty}")
-
-
-def _grad_read(expr, ty):
-    if isinstance(ty, TensorType):
-        return E.RefRead(E.TupleGetItem(expr, 1))
-    return E.Tuple(tuple(_grad_read(E.TupleGetItem(expr, i), f)
-                         for i, f in enumerate(ty.fields)))
-
-
-def _accumulate(expr, ty, grad, out: list):
-    """Append bindings that add ``grad`` into the gradient cells of ``expr``."""
-    if isinstance(ty, TensorType):
-        if not ty.dtype.startswith("float"):
-            return
-        cell = E.TupleGetItem(expr, 1)
-        out.append((E.Var("u"), E.RefWrite(cell, _op("add", E.RefRead(cell), grad))))
-        return
-    g = E.Var("g")
-    out.append((g, grad))
-    for i, field in enumerate(ty.fields):
-        _accumulate(E.TupleGetItem(expr, i), field, E.TupleGetItem(g, i), out)
-
-
-def _pair(value_var, ty, out: list):
-    """A transformed value for the primal ``value_var`` of type ``ty`` (bindings to out)."""
-    if isinstance(ty, TensorType):
-        return E.Tuple((value_var, E.RefCreate(_op("zeros_like", value_var))))
-    return E.Tuple(tuple(_pair(E.TupleGetItem(value_var, i), f, out)
-                         for i, f in enumerate(ty.fields)))
-
-
-def _wrap(bindings, result):
-    for var, value in reversed(bindings):
-        result = E.Let(var, value, result)
-    return result
-
-
-def _chain(expr):
-    bindings = []
-    while type(expr) is E.Let:
-        bindings.append((expr.var, expr.value))
-        expr = expr.body
-    return bindings, expr
 
 
 class _Transformer:
@@ -145,28 +60,18 @@ class _Transformer:
         return new
 
     def transform(self, body):
-        scopes, stack = [], [body]
-        while stack:
-            scope = stack.pop()
-            scopes.append(scope)
-            for _, value in _chain(scope)[0]:
-                kind = type(value)
-                if kind is E.If:
-                    stack.extend((value.true_branch, value.false_branch))
-                elif kind is E.Match:
-                    stack.extend(c.rhs for c in value.clauses)
-                elif kind is E.Function:
-                    stack.append(value.body)
-        for scope in reversed(scopes):
+        """The transformed ``body``; nested scopes (branches, match clauses, function
+        bodies) are transformed first, found by one iterative post-order walk."""
+        for scope in post_order(body, children_of=nested_scopes):
             self.done[scope] = self._scope(scope)
         return self.done[body]
 
     def _scope(self, scope):
-        bindings, result = _chain(scope)
+        bindings, result = let_chain(scope)
         out = []
         for var, value in bindings:
             self._binding(var, value, out)
-        return _wrap(out, self.lift(result, out))
+        return make_lets(out, self.lift(result, out))
 
     def lift(self, atom, out):
         """The transformed value of an atom (constants get a gradient cell)."""
@@ -267,7 +172,7 @@ class _Transformer:
                         back)
         prev = E.Var("prev")
         out.append((prev, E.RefRead(self.bp)))
-        back_fn = E.Function((), _wrap(back, E.Call(prev, ())))
+        back_fn = E.Function((), make_lets(back, E.Call(prev, ())))
         out.append((E.Var("u"), E.RefWrite(self.bp, back_fn)))
 
 
@@ -314,7 +219,7 @@ def higher_order_gradient(func: E.Function, mod=None) -> E.Function:
     for param in typed.params:
         out.append((transformer.var(param), _pair(param, param.checked_type, out)))
     body = transformer.transform(typed.body)
-    bindings, result = _chain(body)
+    bindings, result = let_chain(body)
     out.extend(bindings)
     res_type = typed.body.checked_type
     leaf, leaf_type = _first_leaf(result, res_type)
@@ -324,7 +229,7 @@ def higher_order_gradient(func: E.Function, mod=None) -> E.Function:
     out.append((E.Var("u"), E.Call(E.RefRead(bp), ())))
     grads = E.Tuple(tuple(E.RefRead(E.TupleGetItem(transformer.var(p), 1))
                           for p in typed.params))
-    body = _wrap(out, E.Tuple((_primal(result, res_type), grads)))
+    body = make_lets(out, E.Tuple((_primal(result, res_type), grads)))
     _transform_globals(globals_map, mod)
     return E.Function(typed.params, body)
 

@@ -38,6 +38,7 @@ from typing import ClassVar
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import post_order
+from ..ir.rewrite import let_chain, make_lets, nested_scopes
 from ..ir.module import IRModule
 from ..ir.types import FuncType, TensorType, TupleType, TypeCall
 from .pass_infra import ModulePass, is_skipped_function
@@ -149,38 +150,24 @@ class _Lazy:
 
     def function(self, func):
         """The rewritten function (same signature)."""
-        scopes, stack = [], [func.body]
-        while stack:
-            scope = stack.pop()
-            scopes.append(scope)
-            expr = scope
-            while type(expr) is E.Let:
-                value = expr.value
-                if type(value) is E.If:
-                    stack.extend((value.true_branch, value.false_branch))
-                elif type(value) is E.Function:
-                    stack.append(value.body)
-                expr = expr.body
         self.done: dict = {}
-        for scope in reversed(scopes):
+        for scope in post_order(func.body, children_of=nested_scopes):
             self.done[scope] = self.scope(scope)
         entry = [(self.var(p), self.wrap(p, p.checked_type)) for p in func.params]
         inner = self.done[func.body]
         result = E.Var("result", self.cell_type(func.body.checked_type))
         body = E.Let(result, inner, self.unwrap(result, func.body.checked_type))
-        for var, value in reversed(entry):
-            body = E.Let(var, value, body)
+        body = make_lets(entry, body)
         return E.Function(func.params, body, func.ret_type, func.type_params, func.attrs)
 
     def scope(self, expr):
-        bindings = []
-        while type(expr) is E.Let:
-            bindings.append((self.var(expr.var), self.value(expr.var, expr.value)))
-            expr = expr.body
-        result = self.atom(expr) if type(expr) in (E.Var, E.Constant) else self.value(None, expr)
-        for var, value in reversed(bindings):
-            result = E.Let(var, value, result)
-        return result
+        bindings, result = let_chain(expr)
+        bindings = [(self.var(var), self.value(var, value)) for var, value in bindings]
+        if type(result) in (E.Var, E.Constant):
+            result = self.atom(result)
+        else:
+            result = self.value(None, result)
+        return make_lets(bindings, result)
 
     def value(self, var, value):
         kind = type(value)

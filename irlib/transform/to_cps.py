@@ -31,8 +31,8 @@ from typing import ClassVar
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.functor import pattern_vars, post_order, rename_pattern
+from ..ir.rewrite import let_chain
 from ..ir.module import IRModule
-from ..ir.type_functor import substitute_type
 from ..ir.types import FuncType, RefType, TupleType, TypeCall, TypeVar
 from ._rewrite import is_primitive
 from .pass_infra import ModulePass, is_skipped_function
@@ -61,14 +61,6 @@ def cps_type(ty, answer: TypeVar):
     return ty
 
 
-def _chain(expr):
-    bindings = []
-    while type(expr) is E.Let:
-        bindings.append((expr.var, expr.value))
-        expr = expr.body
-    return bindings, expr
-
-
 class _Converter:
     """Converts one ANF-form, type-checked function. Scopes (function bodies, branches) are
     found top-down with an explicit stack, then converted innermost first."""
@@ -77,7 +69,6 @@ class _Converter:
         self.answer = answer
         self.global_map = global_map
         self.vars: dict = {}       # original var -> CPS var
-        self.scopes: list = []     # (expr, continuation var), outer scopes first
         # Keyed by (scope, continuation) and (let var, value): one expression object may be
         # a scope twice (a variable that is the branch of two ifs) with different
         # continuations, and one If or Function object may be bound by two lets.
@@ -116,22 +107,18 @@ class _Converter:
         return E.Function(params + [k], E.Call(k, (E.Call(ctor, tuple(params)),)))
 
     def convert(self, func: E.Function, k: E.Var) -> E.Expr:
-        """The CPS body of ``func`` for the continuation ``k``."""
-        stack = [(func.body, k)]
-        seen = set()
-        while stack:
-            scope, cont = stack.pop()
-            if (scope, cont) in seen:       # e.g. an if whose two branches are one variable
-                continue
-            seen.add((scope, cont))
-            self.scopes.append((scope, cont))
-            self._discover(scope, cont, stack)
-        for scope, cont in reversed(self.scopes):
+        """The CPS body of ``func`` for the continuation ``k``: every (scope, continuation)
+        pair is found by one iterative post-order walk and built after those inside it."""
+        for scope, cont in post_order((func.body, k), children_of=self._discover):
             self.done[scope, cont] = self._build(scope, cont)
         return self.done[func.body, k]
 
-    def _discover(self, scope, cont, stack):
-        bindings, result = _chain(scope)
+    def _discover(self, pair) -> list:
+        """The (scope, continuation) pairs nested directly in ``pair``'s scope (branches get
+        a join continuation unless in tail position; functions get their own)."""
+        scope, cont = pair
+        found = []
+        bindings, result = let_chain(scope)
         for index, (var, value) in enumerate(bindings):
             tail = index == len(bindings) - 1 and result is var
             kind = type(value)
@@ -140,16 +127,17 @@ class _Converter:
                 self.branch_k[var, value] = branch_k
                 branches = (value.true_branch, value.false_branch) if kind is E.If else \
                     tuple(c.rhs for c in value.clauses)
-                stack.extend((b, branch_k) for b in branches)
+                found.extend((b, branch_k) for b in branches)
             elif kind is E.Function:
                 if is_primitive(value):
                     raise IRError("to_cps: Primitive functions are not supported")
                 fn_k = self.cont_var("k", value.checked_type.ret_type)
                 self.fn_k[var, value] = fn_k
-                stack.append((value.body, fn_k))
+                found.append((value.body, fn_k))
+        return found
 
     def _build(self, scope, cont):
-        bindings, result = _chain(scope)
+        bindings, result = let_chain(scope)
         if bindings and result is bindings[-1][0] and self._is_control(bindings[-1][1]):
             # The last binding is in tail position: it gets ``cont`` directly.
             var, value = bindings.pop()
@@ -267,46 +255,6 @@ def to_cps(func: E.Function, mod: IRModule | None = None) -> E.Function:
     return result
 
 
-def un_cps(func: E.Function, mod: IRModule | None = None) -> E.Function:
-    """Wrap a CPS function back into its direct-style interface.
-
-    ``un_cps(f)`` is ``fn (%a...) { f(%a..., fn (%x) { %x }) }``, with ``answer``
-    instantiated to the result type; higher-order parameters and results stay in CPS.
-
-    Args:
-        func: a function as :func:`to_cps` returns (its last type parameter is the answer
-            type and its last parameter the continuation).
-        mod: the module for type inference, needed only when ``func``'s parameters are
-            not all annotated (:func:`to_cps` annotates them).
-
-    Returns:
-        The wrapper function.
-
-    Raises:
-        IRError: if ``func`` does not look like a CPS function.
-    """
-    if not func.type_params or not func.params:
-        raise IRError("un_cps expects a function produced by to_cps ([..., answer] type "
-                      "parameters and a continuation parameter)")
-    types = [p.type_annotation for p in func.params]
-    if any(t is None for t in types):
-        from ..typeinf import infer_expr
-        types = list(infer_expr(func, mod).checked_type.arg_types)
-    answer = func.type_params[-1]
-    *arg_types, cont_type = types
-    if not isinstance(cont_type, FuncType) or len(cont_type.arg_types) != 1 \
-            or cont_type.ret_type != answer:
-        raise IRError("un_cps: the last parameter of a CPS function must be a continuation "
-                      "returning its answer type")
-    result_type = cont_type.arg_types[0]
-    subst = {answer: result_type}
-    params = tuple(E.Var(p.name_hint, substitute_type(t, subst))
-                   for p, t in zip(func.params, arg_types))
-    x = E.Var("x", result_type)
-    body = E.Call(func, params + (E.Function((x,), x),))
-    return E.Function(params, body, result_type, tuple(func.type_params[:-1]))
-
-
 @dataclass(frozen=True)
 class ToCPS(ModulePass):
     """Convert every function of the module to CPS (calls between globals stay direct:
@@ -325,3 +273,6 @@ class ToCPS(ModulePass):
                 continue
             new_mod[gvar] = _cps_function(func, mod, global_map)
         return new_mod
+
+
+from ._un_cps import un_cps  # noqa: E402,F401  (its inverse; importable from here too)
