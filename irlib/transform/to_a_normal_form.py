@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ..ir.functor import children, post_order, rebuild
+from ..ir.functor import ExprMutator, children, post_order
+from ..ir.rewrite import make_lets
 from ..ir.module import IRModule
 from ._rewrite import is_primitive, map_functions
 from .pass_infra import ModulePass
@@ -75,24 +76,18 @@ def _child_scopes(node, scope, branch_scopes):
     return tuple((child, scope) for child in children(node))
 
 
-def _wrap(bindings: list, result: E.Expr) -> E.Expr:
-    for var, value in reversed(bindings):
-        result = E.Let(var, value, result)
-    return result
-
-
-class _Converter:
-    """Converts one function body (analysis of scopes, then emission)."""
+class _Converter(ExprMutator):
+    """Converts one function body: :meth:`analyse` finds each node's scope, then the
+    mutator walk emits a binding per compound node into that scope, in post-order."""
 
     def __init__(self, counter, atoms=_ATOMS):
+        super().__init__()
         self.counter = counter
         self.atoms = atoms
         self.bind_only = None   # a set of nodes to bind (the others stay inline), or None
         self.scope_of: dict = {}
         self.branch_scopes: dict = {}
-        self.memo: dict = {}
-        self.hint: dict = {}
-        self.stack: list = []   # the explicit work stack of (step, node)
+        self.hint: dict = {}    # let value -> the let's variable (bound to it, not x_N)
 
     def analyse(self, body, root: _Scope):
         self.scope_of[body] = root
@@ -108,69 +103,63 @@ class _Converter:
                     _common_scope(old, child_scope)
 
     def bind(self, node, compound):
+        """The atom standing for ``node`` (whose rewritten form is ``compound``) after
+        binding it in its scope; ``compound`` itself when ``bind_only`` leaves it inline."""
         if self.bind_only is not None and node not in self.bind_only:
             self.hint.pop(node, None)
-            self.memo[node] = compound
-            return
+            return compound
         var = self.hint.pop(node, None)
         if var is None:
             var = E.Var(f"x_{next(self.counter)}")
         self.scope_of[node].bindings.append((var, compound))
-        self.memo[node] = var
+        return var
 
-    def _schedule(self, node, stack):
-        kind = type(node)
-        if kind is E.Let:
-            value = node.value
-            if value not in self.memo and value not in self.hint \
-                    and not isinstance(value, self.atoms):
-                self.hint[value] = node.var
-            stack.append(("let_body", node))
-            stack.append(("visit", value))
-        elif kind is E.Function and is_primitive(node):
-            self.bind(node, node)
-        elif kind is E.Function:
-            stack.append(("build", node))
-            stack.append(("visit", node.body))
-        elif kind is E.Match:
-            stack.append(("build", node))
-            stack.extend(("visit", c.rhs) for c in reversed(node.clauses))
-            stack.append(("visit", node.data))
-        else:
-            stack.append(("build", node))
-            stack.extend(("visit", c) for c in reversed(children(node)))
+    def _branch(self, node, index, new_expr):
+        return make_lets(self.branch_scopes[(node, index)].bindings, new_expr)
 
-    def _branch(self, node, index, expr):
-        return _wrap(self.branch_scopes[(node, index)].bindings, self.memo[expr])
+    # -- the mutator hooks ------------------------------------------------------------
 
-    def _finish(self, step, node):
-        memo = self.memo
-        if step == "let_body":
-            value_atom = memo[node.value]
-            if value_atom is not node.var:
-                self.hint.pop(node.value, None)
-                self.scope_of[node].bindings.append((node.var, value_atom))
-            # The let itself is transparent: its value is its body's.
-            self.stack.append(("let_done", node))
-            self.stack.append(("visit", node.body))
-            return
-        if step == "let_done":
-            memo[node] = memo[node.body]
-            return
-        kind = type(node)
-        if kind is E.Function:
-            compound = node.replace(body=self._branch(node, 0, node.body))
-        elif kind is E.If:
-            compound = node.replace(cond=memo[node.cond],
-                                    true_branch=self._branch(node, 1, node.true_branch),
-                                    false_branch=self._branch(node, 2, node.false_branch))
-        elif kind is E.Match:
-            clauses = tuple(c.replace(rhs=self._branch(node, i, c.rhs))
-                            for i, c in enumerate(node.clauses))
-            compound = node.replace(data=memo[node.data], clauses=clauses)
-        else:
-            compound = rebuild(node, tuple(memo[c] for c in children(node)))
-        self.bind(node, compound)
+    def enter_let(self, node):
+        value = node.value
+        if value not in self.memo and value not in self.hint \
+                and not isinstance(value, self.atoms):
+            self.hint[value] = node.var
+
+    def bind_let(self, let, new_value):
+        if new_value is not let.var:
+            self.hint.pop(let.value, None)
+            self.scope_of[let].bindings.append((let.var, new_value))
+
+    def visit_let(self, node, original):
+        return node.body   # the let itself is transparent: its value is its body's
+
+    def enter_function(self, node):
+        return not is_primitive(node)
+
+    def skip(self, node):
+        return self.bind(node, node)   # a Primitive function: bound, not entered
+
+    def visit_function(self, node, original):
+        return self.bind(original, original.replace(body=self._branch(original, 0, node.body)))
+
+    def visit_if(self, node, original):
+        return self.bind(original, original.replace(
+            cond=node.cond, true_branch=self._branch(original, 1, node.true_branch),
+            false_branch=self._branch(original, 2, node.false_branch)))
+
+    def visit_match(self, node, original):
+        clauses = tuple(c.replace(rhs=self._branch(original, i, new.rhs))
+                        for i, (c, new) in enumerate(zip(original.clauses, node.clauses)))
+        return self.bind(original, original.replace(data=node.data, clauses=clauses))
+
+    def visit_constant(self, node, original):
+        return node if isinstance(node, self.atoms) else self.bind(original, node)
+
+    def _compound(self, node, original):
+        return self.bind(original, node)
+
+    visit_call = visit_tuple = visit_tuple_get_item = _compound
+    visit_ref_create = visit_ref_read = visit_ref_write = _compound
 
 
 def _to_anf_function(func: E.Function, counter, atoms=_ATOMS) -> E.Function:
@@ -180,25 +169,11 @@ def _to_anf_function(func: E.Function, counter, atoms=_ATOMS) -> E.Function:
 
 
 def _run(converter, body, choose=None):
-    stack = converter.stack
     root = _Scope(None)
     converter.analyse(body, root)
     if choose is not None:
         converter.bind_only = choose(converter, body)
-    memo = converter.memo
-    stack.append(("visit", body))
-    while stack:
-        step, node = stack.pop()
-        if step == "visit":
-            if node in memo:
-                continue
-            if isinstance(node, converter.atoms):
-                memo[node] = node
-                continue
-            converter._schedule(node, stack)
-        else:
-            converter._finish(step, node)
-    return _wrap(root.bindings, memo[body])
+    return make_lets(root.bindings, converter.visit(body))
 
 
 def to_a_normal_form(expr: E.Expr, bind_constants: bool = False) -> E.Expr:
