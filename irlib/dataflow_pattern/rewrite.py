@@ -151,18 +151,16 @@ def _extract(group, number):
         param = E.Var(f"FunctionVar_{number}_{index}", known_type(value))
         params.append(param)
         memo[value] = param
+    inputs = set(memo)
+
+    def inner_children(node):
+        return children(node) if node in group.inner and node not in inputs else ()
     name = []
-    stack = [(group.root, False)]
-    while stack:
-        node, expanded = stack.pop()
+    for node in post_order(group.root, children_of=inner_children):
         if node in memo:
             continue
         if node not in group.inner:
             memo[node] = node          # an op, a constant kept inside, a function
-            continue
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((c, False) for c in reversed(children(node)) if c not in memo)
             continue
         memo[node] = rebuild(node, tuple(memo[c] for c in children(node)))
         name.append(_name_part(node))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ..ir.functor import children, rebuild
+from ..ir.functor import children, post_order, rebuild
 from ..op.registry import get_def, make_call
 from ._rewrite import map_functions
 from .pass_infra import ModulePass
@@ -88,20 +88,14 @@ class _Annotator:
         return new if target is None else end(new, target)
 
     def run(self, func):
-        stack = [(func.body, False)]
-        seen = set()
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                self.visit(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.append((node, True))
+        """``func`` annotated: nodes are handled children first, not descending into
+        functions or into arguments that already carry a ``compiler_begin``."""
+        def children_of(node):
             if type(node) is E.Function or annotation_target(node, BEGIN) is not None:
-                continue
-            stack.extend((c, False) for c in reversed(children(node)) if c not in seen)
+                return ()
+            return children(node)
+        for node in post_order(func.body, children_of=children_of):
+            self.visit(node)
         return func.replace(body=self.close(func.body))
 
     def visit(self, node):

@@ -32,7 +32,8 @@ from ..ir import expr as E
 from ..ir.functor import children, rebuild
 from ..ir.module import IRModule
 from ..op.registry import get_def
-from ._fusion_graph import build_graph, is_opaque_function, partition
+from ._fusion_graph import build_graph, is_opaque_function
+from ._fusion_partition import partition
 from .pass_infra import ModulePass, PassContext, is_skipped_function, module_is_typed
 
 MAX_DEPTH_KEY = "relay.FuseOps.max_depth"
@@ -62,7 +63,14 @@ def _is_non_computational(op: E.Op) -> bool:
 
 
 class _FuseMutator:
-    """Rewrites an expression given the group of every node (explicit stack, memoised)."""
+    """Rewrites an expression given the group of every node (explicit stack, memoised).
+
+    NOTE: this is the one rewrite that keeps its own walk instead of
+    :class:`~irlib.ir.functor.ExprMutator`: a group's parameters are created *between* the
+    visits of a node's arguments (argument i's subtree, then its parameter, then argument
+    i + 1), which gives Relay's parameter order; a bottom-up mutator sees all arguments
+    rewritten before it could create the first parameter.
+    """
 
     def __init__(self, graph, groups):
         self.group_of = {node: groups[i] for i, node in enumerate(graph.nodes)}
