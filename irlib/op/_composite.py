@@ -10,7 +10,7 @@ it with the primitives' own gradient rules (reverse mode over a small dataflow g
 
 from __future__ import annotations
 
-from ..errors import GradientError
+from ..errors import GradientError, UntypedError
 
 from ..ir import expr as E
 from ..ir.functor import children
@@ -24,7 +24,7 @@ def _annotate(nodes, leaves) -> None:
     for leaf in leaves:
         try:
             leaf.checked_type
-        except Exception:  # noqa: BLE001 - UntypedError: the caller did not type-check
+        except UntypedError:  # the caller did not type-check
             return
     for node in nodes:
         if type(node) is E.Call:
@@ -118,7 +118,7 @@ def arg_types(args, what: str):
     """
     try:
         return [a.checked_type for a in args]
-    except Exception:  # noqa: BLE001 - UntypedError
+    except UntypedError:
         raise GradientError(f"the gradient of {what} needs the argument types; run type "
                                   f"inference first") from None
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..errors import TypeInferenceError
+from ..errors import TypeInferenceError, UntypedError
 from ..ir.dims import Any, AnyDim, DimExpr
 from ..ir.expr import Constant, Tuple, TupleWrapper, const
 from ..ir.types import TensorType, TupleType, normalize_dtype
@@ -115,7 +115,7 @@ def _tile_grad(call, out_grad):
 def _rank(expr, at_least: int) -> int:
     try:
         return expr.checked_type.ndim
-    except Exception:  # noqa: BLE001 - untyped: assume reps cover every axis
+    except UntypedError:  # assume reps cover every axis
         return at_least
 
 

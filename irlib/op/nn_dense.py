@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError, TypeInferenceError
+from ..errors import GradientError, TypeInferenceError, UntypedError
 from ..ir.types import TensorType, normalize_dtype
 from . import reduce as _reduce
 from . import transform as _transform
@@ -79,7 +79,7 @@ def _dense_grad(call, out_grad):
 def _maybe_type(expr):
     try:
         return expr.checked_type
-    except Exception:  # noqa: BLE001 - untyped: the 2-D rule needs no types
+    except UntypedError:  # the 2-D rule needs no types
         return None
 
 

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ..errors import GradientError, TypeInferenceError
+from ..errors import GradientError, TypeInferenceError, UntypedError
 from ..ir.expr import Tuple, TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType, normalize_dtype
 from .registry import OpPattern, make_call, register_op
@@ -140,7 +140,7 @@ def _meshgrid_grad(call, out_grad):
 def _has_type(expr) -> bool:
     try:
         expr.checked_type
-    except Exception:  # noqa: BLE001 - UntypedError
+    except UntypedError:
         return False
     return True
 

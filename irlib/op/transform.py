@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError, TypeInferenceError
+from ..errors import GradientError, TypeInferenceError, UntypedError
 from ..ir.dims import Any, AnyDim, DimExpr
 from ..ir.expr import Tuple, TupleGetItem, TupleWrapper
 from ..ir.types import TensorType, TupleType
@@ -34,7 +34,7 @@ def checked_type_for_grad(expr, what: str):
     """
     try:
         ty = expr.checked_type
-    except Exception:  # noqa: BLE001 - UntypedError; re-raised with the op's context
+    except UntypedError:  # re-raised with the op's context
         raise GradientError(f"the gradient of {what} needs the argument types; run "
                                   f"type inference before taking the gradient") from None
     return ty
