@@ -11,7 +11,7 @@ import numpy as np
 
 import irlib
 
-__all__ = ["run", "to_numpy", "assert_close", "tvar"]
+__all__ = ["run", "to_numpy", "assert_close", "tvar", "assert_rewrites"]
 
 
 def run(mod, *args, kind: str = "debug"):
@@ -49,3 +49,28 @@ def assert_close(actual, expected, rtol: float = 1e-5, atol: float = 1e-6):
 def tvar(name: str, shape, dtype: str = "float32"):
     """A variable annotated with the tensor type ``Tensor[shape, dtype]``."""
     return irlib.var(name, shape=shape, dtype=dtype)
+
+
+def assert_rewrites(transform, before: str, after: str):
+    """Run a pass on a function written in the text format and require the result to be the
+    function ``after`` (structural equality: bound names may differ, types and attributes
+    may not).
+
+    This is how a pass test states what the pass does, as TVM's pass tests do: the program
+    before and the program expected after, both readable.
+
+    Args:
+        transform: a pass (or any callable taking and returning a function).
+        before: the input function, ``fn (...) { ... }`` in the text format.
+        after: the expected output function in the text format.
+
+    Returns:
+        The pass's output (for further checks).
+    """
+    from irlib.ir.structural import structural_equal
+    func = irlib.parse_expr(before)
+    out = transform(func)
+    expected = irlib.parse_expr(after)
+    assert structural_equal(out, expected, map_free_vars=True), (
+        f"the pass gave\n{out}\nbut the test expects\n{expected}")
+    return out

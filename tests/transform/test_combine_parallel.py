@@ -12,6 +12,7 @@ from irlib.testing.budget import examples
 from irlib.transform import CombineParallelConv2D, CombineParallelDense
 
 from _graph_opt_helpers import assert_close, run
+from helpers import assert_rewrites
 
 RNG = np.random.default_rng(0)
 
@@ -27,13 +28,41 @@ def dense_branches(widths, shared_input=True):
     return IRModule.from_expr(Function(params, E.Tuple(tuple(outs)))), inputs
 
 
+THREE_DENSE = """
+fn (%x: Tensor[(2, 3), float32], %w0: Tensor[(4, 3), float32], %w1: Tensor[(4, 3), float32],
+    %w2: Tensor[(4, 3), float32]) {
+  (nn.relu(nn.dense(%x, %w0)), nn.relu(nn.dense(%x, %w1)), nn.relu(nn.dense(%x, %w2)))
+}"""
+T23 = "Tensor[(2, 4), float32]"
+
+
 def test_three_parallel_dense_become_one_batch_matmul():
+    # the shared input and the weights are stacked, one batch_matmul computes every branch,
+    # and each branch's tail (relu) reads its slice
+    assert_rewrites(CombineParallelDense(), THREE_DENSE, f"""
+    fn (%x: Tensor[(2, 3), float32], %w0: Tensor[(4, 3), float32],
+        %w1: Tensor[(4, 3), float32], %w2: Tensor[(4, 3), float32]) -> ({T23}, {T23}, {T23}) {{
+      %0 = stack((%x, %x, %x));
+      %1 = stack((%w0, %w1, %w2));
+      %2 = split(nn.batch_matmul(%0, %1), indices_or_sections=3);
+      (nn.relu(squeeze(%2.0, axis=[0])), nn.relu(squeeze(%2.1, axis=[0])),
+       nn.relu(squeeze(%2.2, axis=[0])))
+    }}""")
     mod, inputs = dense_branches([4, 4, 4])
     out = CombineParallelDense()(mod)
-    counts = count_ops(out)
-    assert "nn.dense" not in counts
-    assert counts["nn.batch_matmul"] == 1 and counts["split"] == 1 and counts["squeeze"] == 3
+    assert count_ops(out)["nn.batch_matmul"] == 1
     assert_close(run(out, inputs), run(mod, inputs))
+
+
+def test_dense_concat_mode_slices_one_wide_dense():
+    assert_rewrites(CombineParallelDense(to_batch=False), THREE_DENSE, f"""
+    fn (%x: Tensor[(2, 3), float32], %w0: Tensor[(4, 3), float32],
+        %w1: Tensor[(4, 3), float32], %w2: Tensor[(4, 3), float32]) -> ({T23}, {T23}, {T23}) {{
+      %0 = nn.dense(%x, concatenate((%w0, %w1, %w2)), units=12);
+      (nn.relu(strided_slice(%0, begin=[0, 0], end=[-1, 4], strides=[1, 1], slice_mode="size")),
+       nn.relu(strided_slice(%0, begin=[0, 4], end=[-1, 4], strides=[1, 1], slice_mode="size")),
+       nn.relu(strided_slice(%0, begin=[0, 8], end=[-1, 4], strides=[1, 1], slice_mode="size")))
+    }}""")
 
 
 def test_dense_concat_mode_allows_different_widths():

@@ -12,6 +12,7 @@ from irlib.transform import (CanonicalizeOps, FoldConstant, FoldScaleAxis, PassC
                              Sequential, SimplifyInference)
 
 from _graph_opt_helpers import assert_close, op_names, run
+from helpers import assert_rewrites
 
 
 def _along(vector, axis, ndim):
@@ -60,9 +61,29 @@ def test_batch_norm_other_outputs_keep_the_call():
 
 
 def test_dropout_becomes_identity():
-    x = var("x", shape=(2, 3))
-    out = SimplifyInference()(Function([x], irlib.nn.relu(irlib.nn.dropout(x, 0.3))))
-    assert op_names(out) == ["nn.relu"] and out.body.args[0] is out.params[0]
+    assert_rewrites(SimplifyInference(), """
+    fn (%x: Tensor[(2, 3), float32]) { nn.relu(nn.dropout(%x, rate=0.3f).0) }""", """
+    fn (%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { nn.relu(%x) }""")
+
+
+def test_batch_norm_becomes_scale_and_shift():
+    # (x - mean) / sqrt(var + eps) * gamma + beta, with the per-channel vectors expanded
+    # to broadcast over the axis (here 1 of NCHW: two trailing axes)
+    assert_rewrites(SimplifyInference(), """
+    fn (%x: Tensor[(1, 2, 3, 3), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32],
+        %m: Tensor[(2), float32], %v: Tensor[(2), float32]) {
+      nn.batch_norm(%x, %g, %b, %m, %v, epsilon=0.01f).0
+    }""", """
+    fn (%x: Tensor[(1, 2, 3, 3), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32],
+        %m: Tensor[(2), float32], %v: Tensor[(2), float32]) -> Tensor[(1, 2, 3, 3), float32] {
+      %0 = divide(1f, sqrt(add(%v, 0.01f)));
+      %1 = multiply(%0, %g);
+      %2 = negative(%m);
+      %3 = multiply(%2, %1);
+      %4 = add(%3, %b);
+      %5 = multiply(%x, expand_dims(%1, axis=1, num_newaxis=2));
+      add(%5, expand_dims(%4, axis=1, num_newaxis=2))
+    }""")
 
 
 def _norm_case(name, x_val, gamma, beta, **attrs):
@@ -109,14 +130,22 @@ def test_l2_normalize_matches_numpy():
 
 
 def test_canonicalize_ops_expands_bias_add():
-    x, b = var("x", shape=(1, 4, 3, 3)), var("b", shape=(4,))
-    out = CanonicalizeOps()(Function([x, b], irlib.nn.bias_add(x, b)))
-    assert op_names(out) == ["expand_dims", "add"]
-    expand = out.body.args[1]
-    assert expand.attrs["axis"] == 1 and expand.attrs["num_newaxis"] == 2
-    last = CanonicalizeOps()(Function([x, var("c", shape=(3,))],
-                                      irlib.nn.bias_add(x, var("c", shape=(3,)), axis=-1)))
-    assert op_names(last) == ["add"]
+    out = assert_rewrites(CanonicalizeOps(), """
+    fn (%x: Tensor[(1, 4, 3, 3), float32], %b: Tensor[(4), float32]) { nn.bias_add(%x, %b) }
+    """, """
+    fn (%x: Tensor[(1, 4, 3, 3), float32], %b: Tensor[(4), float32])
+        -> Tensor[(1, 4, 3, 3), float32] {
+      add(%x, expand_dims(%b, axis=1, num_newaxis=2))
+    }""")
+    # on the last axis the bias broadcasts as it is
+    assert_rewrites(CanonicalizeOps(), """
+    fn (%x: Tensor[(1, 4, 3, 3), float32], %c: Tensor[(3), float32]) {
+      nn.bias_add(%x, %c, axis=-1)
+    }""", """
+    fn (%x: Tensor[(1, 4, 3, 3), float32], %c: Tensor[(3), float32])
+        -> Tensor[(1, 4, 3, 3), float32] {
+      add(%x, %c)
+    }""")
     rng = np.random.default_rng(3)
     x_val, b_val = rng.standard_normal((1, 4, 3, 3)).astype("float32"), \
         rng.standard_normal(4).astype("float32")
