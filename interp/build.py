@@ -209,29 +209,11 @@ def load_module(path) -> GraphExecutorFactoryModule:
                                       meta.get("memory"))
 
 
-CPU_LAYOUTS = {"nn.conv2d": ["NHWC", "HWIO"]}
-"""The layouts the ``"cpu"`` target asks AlterOpLayout for (at ``opt_level >= 3``), for the
-calls :func:`_cpu_converts` admits."""
-
-
-def _cpu_converts(call) -> bool:
-    """Whether the cpu target runs this typed ``nn.conv2d`` call channels-last (static
-    shapes, NCHW/OIHW, what :func:`jitkernels.cpu.conv.prefers_channels_last` accepts)."""
-    from jitkernels.cpu.conv import prefers_channels_last
-    attrs = call.attrs
-    if (attrs.get("data_layout") or "NCHW") != "NCHW" or \
-            (attrs.get("kernel_layout") or "OIHW") != "OIHW" or \
-            (attrs.get("out_layout") or "NCHW") != "NCHW":
-        return False
-    data_type, weight_type = (arg._checked_type for arg in call.args[:2])
-    try:
-        data_shape = tuple(int(d) for d in data_type.shape)
-        weight_shape = tuple(int(d) for d in weight_type.shape)
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return (data_type.dtype == weight_type.dtype
-            and prefers_channels_last(data_shape, weight_shape, int(attrs.get("groups", 1)),
-                                      data_type.dtype))
+def _target_layouts(target: str):
+    """The layout preference of ``target``'s kernels, asked of the kernel registry
+    (:func:`jitkernels.layout_preferences`): ``(desired_layouts, accept)`` or None."""
+    import jitkernels
+    return jitkernels.layout_preferences(target)
 
 
 def _optimize(mod: IRModule, params, target: str) -> IRModule:
@@ -243,7 +225,7 @@ def _optimize(mod: IRModule, params, target: str) -> IRModule:
     ``config={"cpu.winograd": False}`` or ``disabled_pass=["Winograd"]``)."""
     from irlib.transform import PassContext
     from irlib.transform.pipeline import optimize
-    layouts = (CPU_LAYOUTS, _cpu_converts) if target == "cpu" else None
+    layouts = _target_layouts(target)
     ctx = PassContext.current()
     if target != "cpu" or not _winograd_enabled(ctx):
         return optimize(mod, params, layouts=layouts)

@@ -30,12 +30,13 @@ import importlib
 from typing import Callable, Optional
 
 __all__ = ["register_kernel", "get_kernel", "list_kernels", "available_targets",
-           "TARGET_ALIASES"]
+           "register_layout_preference", "layout_preferences", "TARGET_ALIASES"]
 
 TARGET_ALIASES = {"cpu": "cpu", "llvm": "cpu", "cuda": "cuda", "gpu": "cuda"}
 """Target names accepted by the registry, mapped to the canonical ones."""
 
 _KERNELS: dict = {"cpu": {}, "cuda": {}}
+_LAYOUT_RULES: dict = {"cpu": {}, "cuda": {}}   # target -> op -> (layouts, admits)
 _LOADED: dict = {}      # target -> True once its modules were imported (or could not be)
 _MODULES = {"cpu": "jitkernels.cpu", "cuda": "jitkernels.cuda"}
 
@@ -78,9 +79,11 @@ def _load(target: str) -> None:
         module = importlib.import_module(_MODULES[target])
     except ImportError:          # numba (or numba.cuda) missing: no kernels for this target
         _KERNELS[target].clear()
+        _LAYOUT_RULES[target].clear()
         return
     if target == "cuda" and not module.available():
         _KERNELS[target].clear()
+        _LAYOUT_RULES[target].clear()
 
 
 def get_kernel(op_name: str, target: str = "cpu") -> Optional[Callable]:
@@ -110,3 +113,59 @@ def list_kernels(target: str = "cpu") -> list:
 def available_targets() -> list:
     """The targets with at least one usable kernel in this process."""
     return [t for t in ("cpu", "cuda") if list_kernels(t)]
+
+
+def register_layout_preference(op_name: str, layouts, target: str = "cpu") -> Callable:
+    """Decorator registering where ``op_name``'s kernel on ``target`` prefers other layouts.
+
+    The decorated ``admits(call) -> bool`` receives a typed call of ``op_name`` (in the op's
+    default layouts) and says whether the kernel runs it faster with its arguments in
+    ``layouts``; the build pipeline's AlterOpLayout converts exactly those calls (see
+    :func:`layout_preferences`).
+
+    Args:
+        op_name: the op's registered name (``"nn.conv2d"``).
+        layouts: AlterOpLayout's desired layouts for the op (``["NHWC", "HWIO"]``: data,
+            kernel).
+        target: ``"cpu"`` or ``"cuda"`` (aliases ``"llvm"``, ``"gpu"``).
+
+    Returns:
+        A decorator that records ``admits`` and returns it unchanged.
+
+    Raises:
+        ValueError: for an unknown target.
+    """
+    target = _canonical_target(target)
+
+    def decorate(admits: Callable) -> Callable:
+        _LAYOUT_RULES[target][op_name] = (list(layouts), admits)
+        return admits
+    return decorate
+
+
+def layout_preferences(target: str = "cpu"):
+    """The layouts ``target``'s kernels prefer, for the build pipeline (``interp.build`` asks
+    here instead of knowing any kernel's preference itself).
+
+    The first call for a target imports its kernel modules (and numba).
+
+    Args:
+        target: a target name; targets without kernels (``"python"``) prefer none.
+
+    Returns:
+        ``(desired_layouts, accept)`` as :func:`irlib.transform.pipeline.optimize` takes it
+        (``{op: layouts}`` and ``call -> bool``), or None when the target's kernels prefer
+        no other layout (or its kernels are unavailable).
+    """
+    if target not in TARGET_ALIASES:
+        return None
+    target = _canonical_target(target)
+    _load(target)
+    rules = dict(_LAYOUT_RULES[target])
+    if not rules:
+        return None
+
+    def accept(call) -> bool:
+        rule = rules.get(getattr(call.op, "name", None))
+        return rule is not None and bool(rule[1](call))
+    return {op: list(layouts) for op, (layouts, _) in rules.items()}, accept

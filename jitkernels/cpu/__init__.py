@@ -8,3 +8,4 @@ from ..threads import configure as _configure_threads
 _configure_threads()
 
 from . import conv, gemm, indexing, norm, pool, reduce, resize  # noqa: E402,F401
+from . import layout_preference  # noqa: E402,F401  (registered with the kernel registry)

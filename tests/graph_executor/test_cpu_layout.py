@@ -1,5 +1,5 @@
 """The cpu target's layout choice: at opt_level 3, build's AlterOpLayout runs the
-convolutions that have a fast channels-last kernel in NHWC/HWIO (interp.build CPU_LAYOUTS).
+convolutions that have a fast channels-last kernel in NHWC/HWIO (jitkernels.layout_preferences).
 
 Checked: which convolutions are converted (one group and depthwise yes; other grouped
 convolutions, integer data and already-NHWC ones no), that opt_level 2 and
