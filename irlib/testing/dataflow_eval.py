@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import InterpreterError
 from ..ir import expr as E
-from ..ir.functor import children
+from ..ir.functor import ExprFunctor
 from ..op import registry
 
 
@@ -28,41 +28,47 @@ def evaluate(expr: E.Expr, env: dict | None = None):
     Raises:
         InterpreterError: on a node outside the dataflow fragment or an unbound variable.
     """
-    values: dict = dict(env or {})
-    # Explicit stack of (node, stage): stage 0 = schedule children, 1 = combine. A Let is
-    # scheduled as value first, then (once the var is bound) its body.
-    stack = [(expr, 0)]
-    while stack:
-        node, stage = stack.pop()
-        if node in values and stage == 0:
-            continue
-        kind = type(node)
-        if kind is E.Var:
-            raise InterpreterError(f"variable %{node.name_hint} has no value")
-        if kind is E.Constant:
-            values[node] = node.data.numpy()
-        elif kind is E.Let:
-            if stage == 0:
-                stack.append((node, 1))
-                stack.append((node.value, 0))
-            elif stage == 1:
-                values[node.var] = values[node.value]
-                stack.append((node, 2))
-                stack.append((node.body, 0))
-            else:
-                values[node] = values[node.body]
-        elif kind in (E.Tuple, E.TupleGetItem) or (kind is E.Call and isinstance(node.op, E.Op)):
-            operands = node.args if kind is E.Call else children(node)
-            if stage == 0:
-                stack.append((node, 1))
-                stack.extend((c, 0) for c in reversed(operands) if c not in values)
-            elif kind is E.Tuple:
-                values[node] = tuple(values[f] for f in node.fields)
-            elif kind is E.TupleGetItem:
-                values[node] = values[node.tuple_value][node.index]
-            else:
-                args = [values[a] for a in node.args]
-                values[node] = registry.evaluate(node.op.name, args, node.attrs)
-        else:
-            raise InterpreterError(f"dataflow_eval cannot evaluate a {kind.__name__} node")
-    return values[expr]
+    evaluator = _Evaluator()
+    evaluator.memo.update(env or {})
+    return evaluator.visit(expr)
+
+
+def _reject(self, node):
+    raise InterpreterError(f"dataflow_eval cannot evaluate a {type(node).__name__} node")
+
+
+class _Evaluator(ExprFunctor):
+    """The fold: each node's result is its value; a let binds its variable to its value's
+    result (``bind_let``) before the body is evaluated. Nodes outside the fragment are
+    rejected on entry, before anything below them runs."""
+
+    enter_global_var = enter_if = enter_function = enter_constructor = _reject
+    enter_ref_create = enter_ref_read = enter_ref_write = enter_match = _reject
+
+    def bind_let(self, let, value_result):
+        self.memo[let.var] = value_result
+
+    def enter_call(self, node):
+        if not isinstance(node.op, E.Op):
+            _reject(self, node)
+
+    def visit_var(self, node, results):
+        raise InterpreterError(f"variable %{node.name_hint} has no value")
+
+    def visit_op(self, node, results):
+        return node
+
+    def visit_constant(self, node, results):
+        return node.data.numpy()
+
+    def visit_tuple(self, node, results):
+        return tuple(results)
+
+    def visit_tuple_get_item(self, node, results):
+        return results[0][node.index]
+
+    def visit_let(self, node, results):
+        return results[2]
+
+    def visit_call(self, node, results):
+        return registry.evaluate(node.op.name, list(results[1:]), node.attrs)
