@@ -30,13 +30,14 @@ import importlib
 from typing import Callable, Optional
 
 __all__ = ["register_kernel", "get_kernel", "list_kernels", "available_targets",
-           "register_layout_preference", "layout_preferences", "TARGET_ALIASES"]
+           "register_layout_preference", "layout_preferences", "kernel_index", "TARGET_ALIASES"]
 
 TARGET_ALIASES = {"cpu": "cpu", "llvm": "cpu", "cuda": "cuda", "gpu": "cuda"}
 """Target names accepted by the registry, mapped to the canonical ones."""
 
 _KERNELS: dict = {"cpu": {}, "cuda": {}}
 _LAYOUT_RULES: dict = {"cpu": {}, "cuda": {}}   # target -> op -> (layouts, admits)
+_DEFINED: dict = {"cpu": set(), "cuda": set()}  # ops with a kernel defined, usable here or not
 _LOADED: dict = {}      # target -> True once its modules were imported (or could not be)
 _MODULES = {"cpu": "jitkernels.cpu", "cuda": "jitkernels.cuda"}
 
@@ -67,6 +68,7 @@ def register_kernel(op_name: str, target: str = "cpu") -> Callable:
 
     def decorate(function: Callable) -> Callable:
         _KERNELS[target][op_name] = function
+        _DEFINED[target].add(op_name)
         return function
     return decorate
 
@@ -169,3 +171,29 @@ def layout_preferences(target: str = "cpu"):
         rule = rules.get(getattr(call.op, "name", None))
         return rule is not None and bool(rule[1](call))
     return {op: list(layouts) for op, (layouts, _) in rules.items()}, accept
+
+
+def kernel_index() -> dict:
+    """Which backends have compiled code for each op (the "kernels" column of docs/ops.md).
+
+    Returns:
+        ``{op name: [backend, ...]}`` with the backends in the order ``"cpu"`` (a numba
+        kernel), ``"cuda"`` (a numba.cuda kernel, whether or not this machine has a GPU) and
+        ``"fused"`` (the fused-group code generator inlines the op); ops with none are absent.
+        Imports the kernel modules that import (numba, numba.cuda).
+    """
+    for target in ("cpu", "cuda"):
+        try:
+            importlib.import_module(_MODULES[target])
+        except ImportError:     # numba (or numba.cuda) missing: no kernels for this target
+            pass
+    from irlib.op import list_ops
+    from .codegen import scalar_ops
+    index: dict = {}
+    for name in list_ops():
+        backends = [t for t in ("cpu", "cuda") if name in _DEFINED[t]]
+        if scalar_ops.supported(name):
+            backends.append("fused")
+        if backends:
+            index[name] = backends
+    return index

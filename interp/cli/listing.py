@@ -21,7 +21,11 @@ def add_parsers(sub) -> None:
 def ops_command(args) -> int:
     """Print the registered ops and pattern kinds, or with --markdown the docs/ops.md text."""
     from irlib.op import docgen
-    sys.stdout.write(docgen.ops_markdown() if args.markdown else docgen.ops_listing())
+    if args.markdown:
+        import jitkernels
+        sys.stdout.write(docgen.ops_markdown(jitkernels.kernel_index()))
+    else:
+        sys.stdout.write(docgen.ops_listing())
     return 0
 
 

@@ -2,7 +2,9 @@
 
 Everything comes from the registered :class:`~irlib.op.registry.OpDef` entries: name,
 arguments, attributes with defaults, fusion pattern kind, whether a gradient is registered,
-and the one-line description. Regenerate with::
+the defining module and the one-line description; the "kernels" column comes from the kernel
+registry, which the caller passes in (``irlib`` does not import ``jitkernels``; the command
+line passes ``jitkernels.kernel_index()``). Regenerate with::
 
     irlib ops --markdown > docs/ops.md
 """
@@ -18,7 +20,15 @@ _HEADER = """# Operator reference
 Generated from the op registry by `irlib ops --markdown` (`irlib/op/docgen.py`); do not edit
 by hand. Every op has a type relation and a numpy reference implementation; "gradient" says
 whether it has a gradient rule. Pattern kinds are Relay's fusion kinds (`ELEMWISE`,
-`BROADCAST`, `INJECTIVE`, `COMM_REDUCE`, `OUT_ELEMWISE_FUSABLE`, `OPAQUE`).
+`BROADCAST`, `INJECTIVE`, `COMM_REDUCE`, `OUT_ELEMWISE_FUSABLE`, `OPAQUE`). "defined in" is
+the module under `irlib/op/` that registers the op. "kernels" lists the compiled code the
+graph executor has for it besides the numpy reference: `cpu` (a numba kernel, `jitkernels/cpu`),
+`cuda` (a numba.cuda kernel, `jitkernels/cuda`) and `fused` (the fused-group code generator,
+`jitkernels/codegen`, inlines it into generated loops).
+
+The `dyn.*` and `onnx.*` ops live in `irlib/op/frontend/`: the importers load them, and a
+lookup of such a name (the text parser, an executor) loads them on first use; `import irlib`
+alone does not.
 
 Builders: top-level ops are `irlib.<name>`, `nn.*` ops are `irlib.nn.<name>`, `image.*` ops
 are `irlib.image.<name>` and annotations are `irlib.annotation.<name>` (`on_device`,
@@ -48,7 +58,7 @@ def _format_default(value) -> str:
 
 
 def op_rows() -> list:
-    """One dict per registered op: name, args, attrs, pattern, gradient, description."""
+    """One dict per op: name, args, attrs, pattern, gradient, module, description."""
     rows = []
     for name in list_ops():
         op_def = get_def(name)
@@ -57,6 +67,7 @@ def op_rows() -> list:
             for field, default in op_def.attrs.defaults.items()]
         rows.append({"name": name, "args": list(op_def.arg_names), "attrs": attrs,
                      "pattern": op_def.pattern.name, "gradient": op_def.grad is not None,
+                     "module": op_def.module.removeprefix("irlib.op."),
                      "description": op_def.description})
     return rows
 
@@ -73,8 +84,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def ops_markdown() -> str:
-    """The full markdown reference (the content of docs/ops.md)."""
+def ops_markdown(kernels: dict) -> str:
+    """The full markdown reference (the content of docs/ops.md).
+
+    Args:
+        kernels: ``{op name: [backend, ...]}`` for the "kernels" column, as
+            ``jitkernels.kernel_index()`` returns it (ops missing from it have none).
+    """
     rows = op_rows()
     families: dict = {}
     for row in rows:
@@ -84,12 +100,15 @@ def ops_markdown() -> str:
         title = {"tensor": "Tensor ops", "nn": "`nn` ops", "image": "`image` ops",
                  "annotation": "`annotation` ops"}.get(family, f"`{family}` ops")
         out.append(f"## {title}\n")
-        out.append("| op | arguments | attributes (defaults) | pattern | gradient | description |")
-        out.append("|---|---|---|---|---|---|")
+        out.append("| op | arguments | attributes (defaults) | pattern | gradient | defined in | "
+                   "kernels | description |")
+        out.append("|---|---|---|---|---|---|---|---|")
         for row in families[family]:
             attrs = ", ".join(f"`{a}`" for a in row["attrs"]) or "-"
+            backends = ", ".join(kernels.get(row["name"], ())) or "-"
             out.append(f"| `{row['name']}` | {', '.join(row['args']) or '-'} | "
                        f"{_cell(attrs)} | {row['pattern']} | "
-                       f"{'yes' if row['gradient'] else 'no'} | {_cell(row['description'])} |")
+                       f"{'yes' if row['gradient'] else 'no'} | `{row['module']}` | "
+                       f"{backends} | {_cell(row['description'])} |")
         out.append("")
     return "\n".join(out)
