@@ -186,26 +186,52 @@ def _readable(operand: np.ndarray):
     return operand, layout
 
 
-def _args(a, b, out, beta: float) -> tuple:
-    """The cblas ``?gemm`` arguments of ``out = a @ b + beta * out`` (layouts already valid)."""
+def _vector_step(array: np.ndarray, axis: int):
+    """The element step of a 1-row/1-column operand along ``axis`` (None if not positive)."""
+    if array.shape[axis] == 1:
+        return 1
+    stride = array.strides[axis]
+    return stride // array.itemsize if stride > 0 and stride % array.itemsize == 0 else None
+
+
+def _task(a, b, out, beta: float):
+    """``(function, args)``: the one cblas call of ``out = a @ b + beta * out`` (2-D views
+    BLAS can read, ``out``'s rows contiguous), a GEMV when ``out`` has one row or column."""
     (trans_a, lda), (trans_b, ldb) = _operand(a), _operand(b)
     rows, inner = a.shape
-    return (_ROW_MAJOR, trans_a, trans_b, rows, b.shape[1], inner, 1.0, _address(a), lda,
-            _address(b), ldb, beta, _address(out), _operand(out)[1])
+    cols = b.shape[1]
+    dtype = out.dtype
+    if rows == 1 or cols == 1:
+        if rows == 1:            # out row = b^T @ a row
+            matrix, trans, ld, vector, step = b, trans_b, ldb, a, _vector_step(a, 1)
+            height, width, flip = inner, cols, _TRANS
+            out_step = 1
+        else:                    # out column = a @ b column
+            matrix, trans, ld, vector, step = a, trans_a, lda, b, _vector_step(b, 0)
+            height, width, flip = rows, inner, _NO_TRANS
+            out_step = _vector_step(out, 0)
+        if step is not None and out_step is not None:
+            if trans == _TRANS:   # the matrix is stored transposed: swap its shape
+                height, width, flip = width, height, _TRANS if flip == _NO_TRANS else _NO_TRANS
+            return (_OWN.gemv[dtype], (_ROW_MAJOR, flip, height, width, 1.0, _address(matrix),
+                                       ld, _address(vector), step, beta, _address(out),
+                                       out_step))
+    return (_OWN.gemm[dtype], (_ROW_MAJOR, trans_a, trans_b, rows, cols, inner, 1.0,
+                               _address(a), lda, _address(b), ldb, beta, _address(out),
+                               _operand(out)[1]))
 
 
-def _panels(a, b, out, beta: float, count: int, function) -> list:
+def _panels(a, b, out, beta: float, count: int) -> list:
     """``count`` tasks computing disjoint column (or row) blocks of ``out``."""
     rows, cols = out.shape
     if cols >= rows:                   # split the columns, in multiples of 16
         step = -(-cols // count)
         step = -(-step // 16) * 16
-        return [(function, _args(a, b[:, j:j + step], out[:, j:j + step], beta))
+        return [_task(a, b[:, j:j + step], out[:, j:j + step], beta)
                 for j in range(0, cols, step)]
     step = -(-rows // count)
     step = -(-step // 8) * 8
-    return [(function, _args(a[i:i + step], b, out[i:i + step], beta))
-            for i in range(0, rows, step)]
+    return [_task(a[i:i + step], b, out[i:i + step], beta) for i in range(0, rows, step)]
 
 
 def _own_tasks(a, b, out, beta: float, alive: list) -> list:
@@ -215,23 +241,31 @@ def _own_tasks(a, b, out, beta: float, alive: list) -> list:
     broadcast); ``out``'s rows are contiguous. Zero-size products are left to the caller.
     Operands copied for BLAS are appended to ``alive``: the tasks hold only their addresses.
     """
-    function = _OWN.gemm[out.dtype]
     rows, inner = a.shape[-2:]
     cols = b.shape[-1]
-    batch = int(np.prod(out.shape[:-2], dtype=np.int64))
+    batch_shape = out.shape[:-2]
+    batch = 1
+    for size in batch_shape:
+        batch *= size
     work = rows * inner * cols
     wanted = _POOL.threads * PANELS_PER_THREAD if work * batch >= PARALLEL_MIN_FLOPS else 1
     per_entry = max(1, min(-(-wanted // batch), work // PANEL_MIN_FLOPS))
+    if not batch_shape:
+        left, _ = _readable(a)
+        right, _ = _readable(b)
+        alive.append((left, right))
+        if per_entry > 1:
+            return _panels(left, right, out, beta, per_entry)
+        return [_task(left, right, out, beta)]
     tasks = []
-    for index in np.ndindex(*out.shape[:-2]):
+    for index in np.ndindex(*batch_shape):
         left, _ = _readable(a[index])
         right, _ = _readable(b[index])
         alive.append((left, right))
-        target = out[index]
         if per_entry > 1:
-            tasks.extend(_panels(left, right, target, beta, per_entry, function))
+            tasks.extend(_panels(left, right, out[index], beta, per_entry))
         else:
-            tasks.append((function, _args(left, right, target, beta)))
+            tasks.append(_task(left, right, out[index], beta))
     return tasks
 
 
@@ -245,11 +279,12 @@ def _own_product(a, b, out, accumulate: bool) -> bool:
     rows, cols = out.shape[-2:]
     if a.shape[-2] != rows or b.shape[-1] != cols or a.shape[-1] != b.shape[-2]:
         return False
-    try:
-        if np.broadcast_shapes(a.shape[:-2], b.shape[:-2], batch) != batch:
+    if batch or a.ndim > 2 or b.ndim > 2:
+        try:
+            if np.broadcast_shapes(a.shape[:-2], b.shape[:-2], batch) != batch:
+                return False
+        except ValueError:
             return False
-    except ValueError:
-        return False
     item = out.itemsize
     row_stride, col_stride = out.strides[-2:]
     if (col_stride != item and cols > 1) or (rows > 1 and (row_stride < cols * item
@@ -268,7 +303,12 @@ def _own_product(a, b, out, accumulate: bool) -> bool:
     if b.shape[:-2] != batch:
         b = np.broadcast_to(b, batch + b.shape[-2:])
     alive = []
-    _POOL.run(_own_tasks(a, b, out, 1.0 if accumulate else 0.0, alive))
+    tasks = _own_tasks(a, b, out, 1.0 if accumulate else 0.0, alive)
+    if len(tasks) == 1:
+        function, args = tasks[0]
+        function(*args)
+    else:
+        _POOL.run(tasks)
     return True
 
 

@@ -110,7 +110,8 @@ class OwnBlas:
         requested: the core type irlib asked for.
         gemm: ``{numpy dtype: ctypes function}`` for float32 (``sgemm``) and float64
             (``dgemm``), cblas row-major signature with 32-bit integers.
-        gemm_batch_strided: the same for ``cblas_?gemm_batch_strided`` (None where missing).
+        gemv: the same for ``cblas_?gemv`` (row-major; products with one row or column:
+            a GEMM would pack the whole matrix operand for them).
     """
 
     def __init__(self, lib, path: str, requested: str):
@@ -127,7 +128,7 @@ class OwnBlas:
         self._get_threads = lib.scipy_openblas_get_num_threads
         self._get_threads.restype = ctypes.c_int
         integer = ctypes.c_int
-        self.gemm, self.gemm_batch_strided = {}, {}
+        self.gemm, self.gemv = {}, {}
         for letter, real, dtype in (("s", ctypes.c_float, np.float32),
                                     ("d", ctypes.c_double, np.float64)):
             function = getattr(lib, f"scipy_cblas_{letter}gemm")
@@ -136,13 +137,11 @@ class OwnBlas:
                                                  ctypes.c_void_p, integer]
             function.restype = None
             self.gemm[np.dtype(dtype)] = function
-            batched = getattr(lib, f"scipy_cblas_{letter}gemm_batch_strided", None)
-            if batched is not None:
-                batched.argtypes = [integer] * 6 + [real, ctypes.c_void_p, integer, integer,
-                                                    ctypes.c_void_p, integer, integer, real,
-                                                    ctypes.c_void_p, integer, integer, integer]
-                batched.restype = None
-            self.gemm_batch_strided[np.dtype(dtype)] = batched
+            vector = getattr(lib, f"scipy_cblas_{letter}gemv")
+            vector.argtypes = [integer] * 4 + [real, ctypes.c_void_p, integer, ctypes.c_void_p,
+                                               integer, real, ctypes.c_void_p, integer]
+            vector.restype = None
+            self.gemv[np.dtype(dtype)] = vector
 
     def set_num_threads(self, count: int) -> None:
         """Set this copy's own thread count (irlib keeps it at 1; see jitkernels.threads)."""

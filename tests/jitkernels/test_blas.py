@@ -257,3 +257,31 @@ def test_own_copy_loads_the_asked_core_type_and_leaves_numpy_alone():
             assert report["backend"]["library"] == "numpy"
         else:
             assert report["backend"]["corename"] == "SkylakeX"
+
+
+@needs_own
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(1, 37, 50), (45, 37, 1), (1, 1, 9), (9, 1, 1), (1, 600, 800)])
+@pytest.mark.parametrize("views", ["plain", "a transposed", "b transposed", "both strided"])
+def test_one_row_or_column_products(dtype, shape, views):
+    """Products with one output row or column (cblas GEMV), operands in every layout."""
+    m, k, n = shape
+    rng = np.random.default_rng(sum(shape))
+    if views == "a transposed":
+        a, b = rng.standard_normal((k, m)).astype(dtype).T, rng.standard_normal((k, n))
+    elif views == "b transposed":
+        a, b = rng.standard_normal((m, k)), rng.standard_normal((n, k)).astype(dtype).T
+    elif views == "both strided":
+        a = rng.standard_normal((m, 2 * k)).astype(dtype)[:, ::2]
+        b = rng.standard_normal((2 * k, n)).astype(dtype)[::2]
+    else:
+        a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    with split_everything():
+        out = blas.gemm(a, b, np.full((m, n), np.nan, dtype))
+        column = np.full((m, 3 * n), 7.0, dtype)
+        blas.gemm_strided(a, b, column[:, ::3] if n == 1 else column[:, :n], True)
+    np.testing.assert_allclose(out, expected, rtol=_tolerance(dtype, k), atol=_tolerance(dtype, k))
+    np.testing.assert_allclose(column[:, :n] if n > 1 else column[:, :1], expected + 7,
+                               rtol=_tolerance(dtype, k), atol=_tolerance(dtype, k))
