@@ -80,6 +80,54 @@ def test_setup_extras_are_honest():
                     f"extra [{extra}] installs {name}, but no source has {pattern!r}")
 
 
+_CLOCKS = {"perf_counter", "time", "monotonic", "process_time", "perf_counter_ns",
+           "monotonic_ns", "time_ns"}
+
+
+def timed_assertions(tree):
+    """Line numbers of the asserts in ``tree`` that read a clock, directly or through a name
+    assigned from a clock reading in the same function."""
+    import ast
+
+    def reads_clock(node, timed_names):
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                    and sub.func.attr in _CLOCKS and getattr(sub.func.value, "id", "") == "time":
+                return True
+            if isinstance(sub, ast.Name) and sub.id in timed_names:
+                return True
+        return False
+
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        timed_names: set = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and reads_clock(node.value, timed_names):
+                timed_names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.Assert) and reads_clock(node.test, timed_names):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_test_asserts_on_wall_clock_time():
+    """Timings belong in benchmarks/ (scripts printing tables), never in assertions."""
+    import ast
+    bad = [f"{path.relative_to(ROOT)}:{line}" for path in sorted((ROOT / "tests").rglob("*.py"))
+           for line in timed_assertions(ast.parse(path.read_text()))]
+    assert not bad, f"timed assertions (move the timing to benchmarks/): {bad}"
+
+
+def test_the_timed_assertion_finder_sees_both_forms():
+    import ast
+    code = ("import time\n"
+            "def f():\n    start = time.perf_counter()\n    g()\n"
+            "    elapsed = time.perf_counter() - start\n    assert elapsed < 1\n"
+            "def h():\n    assert time.time() > 0\n    assert len([]) == 0\n")
+    assert timed_assertions(ast.parse(code)) == [6, 8]
+
+
 def test_cli_help_lists_commands(capsys):
     from interp.cli import main
     assert main([]) == 0

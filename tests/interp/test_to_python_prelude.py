@@ -1,7 +1,6 @@
 """run_as_python on the Prelude's functions (values worked out by hand) and on deep inputs:
 tail-recursive functions over 100,000 elements, 100,000-deep let chains and nat expressions."""
 
-import time
 
 import numpy as np
 import irlib
@@ -130,9 +129,8 @@ def test_100000_deep_let_chain_converts_and_runs():
     for index in range(N - 1, -1, -1):
         previous = variables[index - 1] if index else irlib.const(0)
         body = irlib.Let(variables[index], irlib.add(previous, irlib.const(1)), body)
-    start = time.perf_counter()
+    # (its time is measured by benchmarks/deep_programs.py)
     assert interp.run_as_python(body).numpy().item() == N
-    assert time.perf_counter() - start < 120
 
 
 def test_100000_deep_nat_expression():

@@ -393,10 +393,9 @@ def test_dce_inline_op_let_and_projection():
     assert_same(got, irlib.parse_expr("free_var %t: (float32, float32); %t.0"))
 
 
-def test_dce_complexity_on_inception():
-    import time
+def test_dce_on_inception_keeps_the_net():
+    # Relay's DCE "complexity" test; its time is measured by benchmarks/deep_programs.py
     from zoo import inception_v3
-    net = inception_v3.get_net(1, 1000, (3, 299, 299), "float32")
-    start = time.perf_counter()
-    transform.DeadCodeElimination()(irlib.IRModule.from_expr(net))
-    assert time.perf_counter() - start < 10
+    mod = irlib.IRModule.from_expr(inception_v3.get_net(1, 1000, (3, 299, 299), "float32"))
+    out = transform.DeadCodeElimination()(mod)
+    assert out["main"] is mod["main"]          # nothing is dead: the same function back
