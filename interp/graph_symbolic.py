@@ -313,9 +313,18 @@ class SymbolicRuntime(GraphRuntime):
         return state
 
     def run(self) -> None:
-        """Bind the sizes from the inputs, then execute every op node in order."""
+        """Bind the sizes from the inputs, then execute every op node in order (the first
+        run, which compiles the kernels on a cold cache, shows them as progress:
+        :func:`interp.kernel_compile.watch_compiles`)."""
         state = self.prepare(self.layout.binder.bind(self.inputs))
         self.state = state
+        if not getattr(self, "_ran", False):
+            from .kernel_compile import watch_compiles
+            with watch_compiles():
+                for fn, args in state.calls:
+                    fn(*args)
+            self._ran = True
+            return
         for fn, args in state.calls:
             fn(*args)
 

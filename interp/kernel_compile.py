@@ -18,6 +18,7 @@ total, since which functions a wrapper calls is only known as it runs).
 
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import contextmanager
 
@@ -26,6 +27,8 @@ from irlib.progress import task
 from .graph_runtime import GraphRuntime
 
 __all__ = ["CompileStats", "precompile", "watch_compiles", "DESCRIPTION"]
+
+logger = logging.getLogger("irlib.build")
 
 DESCRIPTION = "compiling kernels"
 """The progress bar's label."""
@@ -38,17 +41,20 @@ class CompileStats:
         kernels: distinct (kernel, argument types) pairs the graph runs.
         compiled: how many of them numba really compiled (cache misses).
         loaded: how many came from numba's disk cache.
+        failed: how many numba could not compile ahead (left to the first run, which
+            compiles them or raises as it would have without this step).
         seconds: wall time of the whole step.
     """
 
-    __slots__ = ("kernels", "compiled", "loaded", "seconds")
+    __slots__ = ("kernels", "compiled", "loaded", "failed", "seconds")
 
-    def __init__(self, kernels=0, compiled=0, loaded=0, seconds=0.0):
-        self.kernels, self.compiled, self.loaded, self.seconds = kernels, compiled, loaded, seconds
+    def __init__(self, kernels=0, compiled=0, loaded=0, seconds=0.0, failed=0):
+        self.kernels, self.compiled, self.loaded = kernels, compiled, loaded
+        self.failed, self.seconds = failed, seconds
 
     def __repr__(self) -> str:
         return (f"CompileStats(kernels={self.kernels}, compiled={self.compiled}, "
-                f"loaded={self.loaded}, seconds={self.seconds:.2f})")
+                f"loaded={self.loaded}, failed={self.failed}, seconds={self.seconds:.2f})")
 
 
 def _pending(runtime) -> list:
@@ -104,10 +110,15 @@ def precompile(runtime) -> CompileStats:
         for position, (current, dispatcher, types) in enumerate(pending):
             if bar is not None:
                 bar.start(current)
-            if compile_signature(dispatcher, types, on_compile=open_bar):
-                stats.compiled += 1
-            else:
-                stats.loaded += 1
+            try:
+                if compile_signature(dispatcher, types, on_compile=open_bar):
+                    stats.compiled += 1
+                else:
+                    stats.loaded += 1
+            except Exception as error:  # noqa: BLE001 -- ahead of time only: the first
+                # run compiles it (and reports any real error) as it always did
+                logger.debug("precompile of %s for %s failed: %s", current, types, error)
+                stats.failed += 1
             if bar is not None:
                 bar.advance()
     finally:

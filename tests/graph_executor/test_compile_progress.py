@@ -91,3 +91,37 @@ def test_no_terminal_or_progress_off_prints_nothing(tmp_path):
         result, stderr = _run(cache, progress=setting)
         assert result["compiled"] == 2
         assert stderr.strip() == "", stderr
+
+
+_SYMBOLIC = r"""
+import numpy as np
+import irlib, interp
+from interp import graph_executor
+from irlib.ir.dims import size_var
+
+x = irlib.var("x", shape=(size_var("n"), 6), dtype="float32")
+mod = irlib.IRModule.from_expr(irlib.Function([x], irlib.nn.relu(irlib.subtract(x, x * x))))
+gmod = graph_executor.GraphModule(interp.build(mod, target="cpu")["default"](interp.cpu(0)))
+for rows in (2, 5):
+    value = np.linspace(-2, 2, rows * 6, dtype="float32").reshape(rows, 6)
+    gmod.run(x=value)
+    assert np.allclose(gmod.get_output(0).numpy(), np.maximum(value - value * value, 0))
+print("ok")
+"""
+
+
+def test_symbolic_graph_shows_its_first_run_compiles(tmp_path):
+    env = dict(os.environ, IRLIB_PROGRESS="1", IRLIB_CACHE_DIR=str(tmp_path),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    for expect_lines in (True, False):          # cold, then warm
+        out = subprocess.run([sys.executable, "-c", _SYMBOLIC], capture_output=True,
+                             text=True, env=env, cwd=ROOT, timeout=300)
+        assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+        lines = [line for line in out.stderr.splitlines() if line.startswith("compiling")]
+        if expect_lines:
+            # one generated kernel, compiled once in the first run (the second size reuses it)
+            assert len(lines) == 1 and re.fullmatch(
+                r"compiling kernels 1 irlib_codegen_k_[0-9a-f]+\.kernel", lines[0]), out.stderr
+        else:
+            assert lines == [], out.stderr
