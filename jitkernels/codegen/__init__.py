@@ -33,6 +33,7 @@ import os
 import sys
 import tempfile
 import threading
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -106,6 +107,43 @@ def _is_float_tensor(ty) -> bool:
     return isinstance(ty, TensorType) and ty.dtype in FLOAT_DTYPES
 
 
+class Anchor(NamedTuple):
+    """The op of a fused group that is not inlined: it runs first, on its kernel, and the
+    generated code reads its result.
+
+    Attributes:
+        fn: the kernel (or the numpy reference), with the reference's calling convention.
+        operands: per argument, the group input slot it reads (an int) or a constant array.
+        attrs: the call's attributes (keyword arguments of ``fn``).
+        op_name: the op's name.
+        is_reference: whether ``fn`` is the numpy reference (the op has no kernel).
+    """
+
+    fn: Callable
+    operands: list
+    attrs: dict
+    op_name: str
+    is_reference: bool
+
+
+class AnchorType(NamedTuple):
+    """The static type of an anchor's result: ``shape`` (ints or symbolic dims) and the
+    numpy ``dtype`` of the buffer it is written to."""
+
+    shape: tuple
+    dtype: np.dtype
+
+
+class SmallDense(NamedTuple):
+    """A second generated kernel of a group anchored on a symbolic ``nn.dense``: ``fn``
+    computes the product inline (numba's ``np.dot``); ``data_slot``/``weight_slot`` are the
+    group inputs holding its operands."""
+
+    fn: Callable
+    data_slot: int
+    weight_slot: int
+
+
 class FusedKernel:
     """A compiled group as a destination-passing callable ``fn(*inputs, *outputs)``.
 
@@ -126,8 +164,8 @@ class FusedKernel:
             static group). The generated source does not depend on those values, so one
             compiled kernel serves every size, and an anchor whose attributes mention
             them (``strided_slice`` ``end=[n]``) gets them substituted per call.
-        small_dense: for a group anchored on a symbolic ``nn.dense``, ``(kernel, data
-            slot, weight slot)`` of a second generated kernel computing the product with
+        small_dense: for a group anchored on a symbolic ``nn.dense``, the
+            :class:`SmallDense` of a second generated kernel computing the product with
             numba's ``np.dot``; calls whose ``M*K*N`` is at most
             :data:`INLINE_DENSE_MAX_FLOPS` run it (what a static build inlines), larger
             ones the BLAS anchor. None otherwise.
@@ -140,36 +178,37 @@ class FusedKernel:
         self.source = source
         self.num_inputs = num_inputs
         self.scalar_slots = frozenset(scalar_slots)
-        self.anchor = anchor            # (fn, [input slot or constant array], attrs, name, ref)
-        self.anchor_op = anchor[3] if anchor else None
-        self.reference_ops = [anchor[3]] if anchor and anchor[4] else []
+        self.anchor = anchor            # an Anchor, or None
+        self.anchor_op = anchor.op_name if anchor else None
+        self.reference_ops = [anchor.op_name] if anchor and anchor.is_reference else []
         self.direct = jit_fn if anchor is None and not self.scalar_slots else None
         self.size_names = tuple(size_names)
         self._num_sizes = len(self.size_names)
-        self._into = getattr(anchor[0], "into", None) if anchor else None
-        self._anchor_type = anchor_type     # (shape dims, numpy dtype) of the anchor's result
+        self._into = getattr(anchor.fn, "into", None) if anchor else None
+        self._anchor_type = anchor_type     # the AnchorType of the anchor's result, or None
         self._anchor_sized = anchor is not None and (
-            has_symbolic_attrs(anchor[2]) or
-            (anchor_type is not None and is_symbolic_shape(anchor_type[0])))
+            has_symbolic_attrs(anchor.attrs) or
+            (anchor_type is not None and is_symbolic_shape(anchor_type.shape)))
         self._sized_key, self._sized = None, None
         self._anchor_shape = None           # sizes -> the anchor's shape, when symbolic
-        if anchor_type is not None and is_symbolic_shape(anchor_type[0]):
+        if anchor_type is not None and is_symbolic_shape(anchor_type.shape):
             arguments = ", ".join(SIZE_PREFIX + name for name in self.size_names)
-            dims = "".join(dim_source(d) + ", " for d in anchor_type[0])
+            dims = "".join(dim_source(d) + ", " for d in anchor_type.shape)
             self._anchor_shape = eval(f"lambda {arguments}: ({dims})")     # our own source
         self._has_scalars = True        # set False by compile_primitive when no rank-0 array
-        self.small_dense = None         # (jitted fn, data slot, weight slot): see below
+        self.small_dense = None         # a SmallDense: see below
         self.small_source = None
+        self.fused_epilogue = None      # a codegen.epilogue.FusedEpilogue, or None
         self._local = threading.local()
 
     def _anchor_for(self, sizes: tuple) -> tuple:
         """``(attrs, result shape)`` of the anchor for these size values (cached for the
         last ones: consecutive calls of one binding reuse them)."""
         if not self._anchor_sized:
-            shape = self._anchor_type[0] if self._anchor_type is not None else None
-            return self.anchor[2], shape
+            shape = self._anchor_type.shape if self._anchor_type is not None else None
+            return self.anchor.attrs, shape
         if sizes != self._sized_key:
-            attrs = self.anchor[2]
+            attrs = self.anchor.attrs
             if has_symbolic_attrs(attrs):
                 attrs = substitute_attrs(attrs, dict(zip(self.size_names, sizes)),
                                          f"{self.anchor_op} attribute")
@@ -177,7 +216,7 @@ class FusedKernel:
             if self._anchor_shape is not None:
                 shape = self._anchor_shape(*sizes)
             elif self._anchor_type is not None:
-                shape = self._anchor_type[0]
+                shape = self._anchor_type.shape
             self._sized_key, self._sized = sizes, (attrs, shape)
         return self._sized
 
@@ -190,12 +229,12 @@ class FusedKernel:
         count = math.prod(shape)
         flat = getattr(local, "buffer", None)
         if flat is None or flat.size < count:
-            flat = local.buffer = np.empty(max(count, 1), self._anchor_type[1])
+            flat = local.buffer = np.empty(max(count, 1), self._anchor_type.dtype)
         local.view = view = flat[:count].reshape(shape)
         return view
 
     def _anchor_value(self, arrays, sizes=()) -> np.ndarray:
-        fn, operands, _, _, _ = self.anchor
+        fn, operands = self.anchor.fn, self.anchor.operands
         attrs, shape = self._anchor_for(sizes)
         values = [arrays[o] if isinstance(o, int) else o for o in operands]
         if self._into is not None and shape is not None:
@@ -217,10 +256,13 @@ class FusedKernel:
             args = list(arrays)
         small = self.small_dense
         if small is not None:
-            data, weight = arrays[small[1]], arrays[small[2]]
+            data, weight = arrays[small.data_slot], arrays[small.weight_slot]
             if data.shape[0] * data.shape[1] * weight.shape[0] <= INLINE_DENSE_MAX_FLOPS:
-                small[0](*args, *sizes)
+                small.fn(*args, *sizes)
                 return
+        fused = self.fused_epilogue
+        if fused is not None and fused(arrays, arrays[self.num_inputs]):
+            return                      # the anchor wrote the output, epilogue included
         if self.anchor is not None:
             args.insert(self.num_inputs, self._anchor_value(arrays, sizes))
         self.jit_fn(*args, *sizes)
@@ -361,7 +403,7 @@ def compile_primitive(func: E.Function):
             if fn is None:
                 return None
             attrs = dict(node.attrs) if node.attrs is not None else {}
-            anchor = (fn, operands, attrs, node.op.name, is_reference)
+            anchor = Anchor(fn, operands, attrs, node.op.name, is_reference)
             arg_names.append("anchor")
     size_names = function_size_names(func)
     try:
@@ -373,11 +415,13 @@ def compile_primitive(func: E.Function):
         ty = group.anchors[0]._checked_type
         try:
             dims = tuple(d if isinstance(d, DimExpr) else int(d) for d in ty.shape)
-            anchor_type = (dims, np.dtype(ty.dtype))
+            anchor_type = AnchorType(dims, np.dtype(ty.dtype))
         except (TypeError, ValueError):     # an Any dim: allocate per call
             anchor_type = None
     kernel = FusedKernel(_load(source), source, len(group.arg_names), group.scalar_slots,
                          anchor, anchor_type, size_names)
+    if anchor is not None and not size_names:
+        kernel.fused_epilogue = _fused_epilogue(group, anchor)
     if anchor is not None and small_source is not None:
         # A symbolic nn.dense: small products (a decode step's GEMVs) run inside a second
         # kernel on numba's np.dot, large ones on the BLAS anchor; the size decides per call.
@@ -386,7 +430,7 @@ def compile_primitive(func: E.Function):
         except Unsupported:
             small = None
         if small is not None:
-            kernel.small_dense = (_load(small), anchor[1][0], anchor[1][1])
+            kernel.small_dense = SmallDense(_load(small), anchor.operands[0], anchor.operands[1])
             kernel.small_source = small
     if anchor_source is not None:
         kernel.anchor_op = group.anchors[0].op.name
@@ -395,6 +439,24 @@ def compile_primitive(func: E.Function):
     elif not group.scalar_slots:
         kernel._has_scalars = False     # no rank-0 array to adapt at each call
     return kernel
+
+
+def _fused_epilogue(group, anchor):
+    """A :class:`~jitkernels.codegen.epilogue.FusedEpilogue` when the anchor's kernel can
+    apply the group's epilogue itself (an ``into_fused`` form, a matching chain), else None."""
+    into_fused = getattr(anchor[0], "into_fused", None)
+    if into_fused is None or anchor[4]:
+        return None
+    from ..cpu.epilogue import enabled
+    from .epilogue import FusedEpilogue, match_epilogue
+    if not enabled():
+        return None
+    node = group.anchors[0]
+    steps = match_epilogue(group, node)
+    if steps is None:
+        return None
+    ty = node._checked_type
+    return FusedEpilogue(into_fused, anchor[1], anchor[2], steps, int(ty.shape[-1]), ty.dtype)
 
 
 INLINE_DENSE_MAX_FLOPS = 65536 * 4

@@ -134,9 +134,32 @@ def _conv_nd(op_name: str, n: int):
         else:
             _conv_channels_first(data, weight, strides, dilation, before, after, groups, out)
         return True
+    def into_fused(out, data, weight, epilogue, **attrs) -> bool:
+        """:func:`into` with a fused epilogue (:mod:`jitkernels.cpu.epilogue`) applied
+        per block of output rows while in cache; only ungrouped NHWC/HWIO conv2d (False,
+        writing nothing, otherwise)."""
+        if n != 2 or (attrs.get("data_layout"), attrs.get("kernel_layout"),
+                      attrs.get("out_layout") or attrs.get("data_layout")) != (
+                          "NHWC", "HWIO", "NHWC") or int(attrs.get("groups", 1)) != 1:
+            return False
+        if (not is_float(data, weight) or data.ndim != 4 or weight.ndim != 4
+                or out.dtype != data.dtype or weight.dtype != data.dtype
+                or _out_dtype(attrs, data) != data.dtype or not out.flags.c_contiguous
+                or epilogue.vectors.dtype != data.dtype):
+            return False
+        strides, dilation, before, after = _conv_attrs(attrs, 2, data_canon, kernel_canon)[:4]
+        sizes = tuple(conv_out(data.shape[1 + i], weight.shape[i], strides[i], dilation[i],
+                               before[i], after[i]) for i in range(2))
+        if tuple(out.shape) != (data.shape[0],) + sizes + (weight.shape[3],) or \
+                weight.shape[2] != data.shape[3]:
+            return False
+        _conv2d_nhwc(np.ascontiguousarray(data), np.ascontiguousarray(weight), strides,
+                     dilation, before, after, out, epilogue)
+        return True
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
     kernel.into = into
+    kernel.into_fused = into_fused
     return kernel
 
 
@@ -189,7 +212,7 @@ def _depthwise_nhwc(data, weight, strides, dilation, before, after, out=None):
     return out
 
 
-def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None):
+def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, epilogue=None):
     x = np.ascontiguousarray(data)
     batch, height, width, channels = x.shape
     kh, kw, _, out_channels = weight.shape
@@ -205,12 +228,13 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None):
         # transformed at build time instead: interp.winograd_rewrite).
         u = winograd.transform_weight(w.transpose(3, 2, 0, 1), tile, channels_last=True)
         winograd.conv2d_nhwc(x, u, out.reshape(batch, oh, ow, out_channels), tile,
-                             before[0], before[1])
+                             before[0], before[1], epilogue)
     elif (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
         conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels),
-                                      w.reshape(channels, out_channels), out)
+                                      w.reshape(channels, out_channels), out, epilogue)
     else:
-        conv_core.conv_nhwc(x, w, out, (kh, kw), strides, dilation, before, after, (oh, ow))
+        conv_core.conv_nhwc(x, w, out, (kh, kw), strides, dilation, before, after, (oh, ow),
+                            epilogue)
     return out.reshape(batch, oh, ow, out_channels)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, uint64
 
 from .blas import HAVE_CBLAS, gemm, gemm_strided
+from .epilogue import apply_rows, gemm_rows
 
 _SCRATCH = threading.local()
 
@@ -299,7 +300,7 @@ def conv_pointwise(x, w, out, groups):
                  out[n, g * per_group_out:(g + 1) * per_group_out])
 
 
-def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size):
+def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size, epilogue=None):
     """Ungrouped NHWC/HWIO convolution: implicit GEMM or ``out[n] = columns(x[n]) @ w``.
 
     With few channels (runs of ``KW*C`` elements are too short to copy fast) the columns
@@ -310,13 +311,20 @@ def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size):
         x: C-contiguous ``(N, H, W, C)``; w: C-contiguous HWIO ``(KH, KW, C, O)``;
         out: ``(N, OH*OW, O)``, overwritten.
         kernel, strides, dilation, before, after, out_size: pairs (H, W).
+        epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue` applied to each block of
+            output rows right after its GEMM (its residual shaped like ``out``), or None.
     """
     batch, _, width, channels = x.shape
     out_channels = w.shape[3]
+    residual = None if epilogue is None else _residual_rows(epilogue, out.shape)
     if (strides == (1, 1) and out.size
             and taps_pay(out_channels, channels, out_size[0], out_size[1],
                          width + before[1] + after[1], batch, COPY_FLOPS_NHWC, False)):
         _conv_nhwc_taps(x, w, out, dilation, before, after, out_size)
+        if epilogue is not None:
+            for n in range(batch):
+                apply_rows(out[n], 0, out.shape[1], epilogue.kinds, epilogue.vectors,
+                           residual[n])
         return
     oh, ow = out_size
     kh, kw = kernel
@@ -326,13 +334,23 @@ def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size):
         for n in range(batch):
             image = np.ascontiguousarray(np.moveaxis(x[n], -1, 0))
             im2col_chw(image, cols, kernel, strides, dilation, before, out_size)
-            gemm(cols.T, weight, out[n])
+            gemm_rows(cols.T, weight, out[n], epilogue, gemm,
+                      None if residual is None else residual[n])
         return
     cols = scratch("cols", (oh * ow, kh * kw * channels), x.dtype)
     weight = w.reshape(-1, out_channels)
     for n in range(batch):
         im2col_hwc(x[n], cols, kernel, strides, dilation, before, out_size)
-        gemm(cols, weight, out[n])
+        gemm_rows(cols, weight, out[n], epilogue, gemm,
+                  None if residual is None else residual[n])
+
+
+def _residual_rows(epilogue, shape):
+    """The epilogue's residual as ``shape`` (``(N, rows, O)``), or a placeholder per image
+    when it has none."""
+    if epilogue.residual.size == int(np.prod(shape)):
+        return epilogue.residual.reshape(shape)
+    return np.zeros((shape[0], 1, 1), epilogue.vectors.dtype)
 
 
 @njit(cache=True)
@@ -385,9 +403,16 @@ def _conv_nhwc_taps(x, w, out, dilation, before, after, out_size):
         out[n].reshape(oh, ow, out_channels)[...] = wide[:, :ow]
 
 
-def conv_nhwc_pointwise(x, w, out):
-    """1x1 NHWC convolution: ``out[n] = x[n] @ w`` with x ``(N, P, C)``, w ``(C, O)``."""
-    gemm(x, w, out)
+def conv_nhwc_pointwise(x, w, out, epilogue=None):
+    """1x1 NHWC convolution: ``out[n] = x[n] @ w`` with x ``(N, P, C)``, w ``(C, O)``; with
+    an epilogue, by blocks of rows each finished while in cache."""
+    if epilogue is None:
+        gemm(x, w, out)
+        return
+    rows = out.shape[0] * out.shape[1]
+    residual = _residual_rows(epilogue, out.shape)
+    gemm_rows(x.reshape(rows, -1), w, out.reshape(rows, -1), epilogue, gemm,
+              residual.reshape(rows, -1) if residual.shape == out.shape else None)
 
 
 @njit(cache=True)

@@ -51,6 +51,7 @@ from .. import register_kernel
 from .._geometry import is_float, padding_pairs, reference, to_canonical
 from .blas import gemm
 from .conv_core import scratch
+from .epilogue import Epilogue, apply_pixel
 
 MATRICES = WINOGRAD_MATRICES
 """``tile size m -> (B^T, G, A^T)`` (``a x a``, ``a x 3``, ``m x a``; ``a = m + 2``), shared
@@ -228,15 +229,22 @@ def input_transform(x, v, bt, tile, top, left, tiles_h, tiles_w):
 
 
 @njit(cache=True)
-def output_transform(m, out, at, tile, tiles_h, tiles_w):
-    """``out[n, tile rows, tile cols, :] = A^T M_t A``, cropped at the image edges.
+def output_transform(m, out, at, tile, tiles_h, tiles_w, kinds, vectors, residual):
+    """``out[n, tile rows, tile cols, :] = A^T M_t A``, cropped at the image edges, each
+    pixel then passed through the fused epilogue (:mod:`jitkernels.cpu.epilogue`) while it
+    is in cache.
 
     Args:
         m: ``(a*a, N*tiles_h*tiles_w, O)``, the GEMM results.
         out: C-contiguous NHWC ``(N, OH, OW, O)``, overwritten.
         at: ``A^T``, ``(m, a)`` in the data's dtype.
         tile, tiles_h, tiles_w: as in :func:`input_transform`.
+        kinds, vectors, residual: the epilogue's steps (``kinds`` empty: none); the
+            residual shaped like ``out`` when a step reads it.
     """
+    flat = out.reshape(-1)
+    rflat = residual.reshape(-1)
+    fused = kinds.shape[0] > 0
     batch, out_h, out_w, channels = out.shape
     alpha = at.shape[1]
     rows = np.empty((tile, alpha, channels), out.dtype)
@@ -273,11 +281,14 @@ def output_transform(m, out, at, tile, tiles_h, tiles_w):
                                 continue
                             for c in range(channels):
                                 out[n, y, xx, c] += coef * rows[i, j, c]
+                        if fused:
+                            base = ((n * out_h + y) * out_w + xx) * channels
+                            apply_pixel(flat, base, kinds, vectors, rflat, base)
                 t += 1
 
 
 def conv2d_nhwc(x: np.ndarray, u: np.ndarray, out: np.ndarray, tile: int, top: int,
-                left: int) -> np.ndarray:
+                left: int, epilogue=None) -> np.ndarray:
     """Winograd convolution of NHWC data with a transformed weight, into ``out``.
 
     Args:
@@ -288,6 +299,8 @@ def conv2d_nhwc(x: np.ndarray, u: np.ndarray, out: np.ndarray, tile: int, top: i
         out: C-contiguous ``(N, OH, OW, O)``, overwritten; ``OH = H + top + bottom - 2``
             (the bottom/right padding is implied by the output's size).
         tile: ``m`` (2 or 4); top, left: the padding above and left of the image.
+        epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue` applied per output pixel
+            in the output transform, or None.
 
     Returns:
         ``out``.
@@ -302,8 +315,18 @@ def conv2d_nhwc(x: np.ndarray, u: np.ndarray, out: np.ndarray, tile: int, top: i
     input_transform(x, v, bt.astype(x.dtype), tile, top, left, tiles_h, tiles_w)
     m = scratch("winograd_m", (alpha * alpha, count, out_channels), x.dtype)
     gemm(v, u.reshape(alpha * alpha, channels, out_channels), m)
-    output_transform(m, out, at.astype(x.dtype), tile, tiles_h, tiles_w)
+    if epilogue is None:
+        epilogue = _NO_EPILOGUE.get(out.dtype)
+        if epilogue is None:
+            epilogue = _NO_EPILOGUE[out.dtype] = Epilogue(
+                np.zeros(0, np.int64), np.zeros((0, 1), out.dtype),
+                np.zeros((1, 1, 1, 1), out.dtype))
+    output_transform(m, out, at.astype(x.dtype), tile, tiles_h, tiles_w, epilogue.kinds,
+                     epilogue.vectors, epilogue.residual)
     return out
+
+
+_NO_EPILOGUE: dict = {}
 
 
 _OP = "nn.contrib_conv2d_winograd_without_weight_transform"
@@ -376,4 +399,19 @@ def _into(out, data, weight, **attrs) -> bool:
     return True
 
 
+def _into_fused(out, data, weight, epilogue, **attrs) -> bool:
+    """:func:`_into` with a fused epilogue (channels-last data only; False otherwise)."""
+    plan = _plan(data, weight, attrs)
+    if plan is None or not plan[5] or out.dtype != data.dtype or not out.flags.c_contiguous:
+        return False
+    tile, top, left, bottom, right, _, u = plan
+    n, h, w, _ = data.shape
+    if tuple(out.shape) != (n, h + top + bottom - 2, w + left + right - 2, u.shape[3]) \
+            or u.shape[2] != data.shape[3]:
+        return False
+    conv2d_nhwc(np.ascontiguousarray(data), u, out, tile, top, left, epilogue)
+    return True
+
+
 conv2d_winograd.into = _into
+conv2d_winograd.into_fused = _into_fused
