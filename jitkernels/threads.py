@@ -1,22 +1,46 @@
-"""One owner for the CPU threads: numpy's BLAS for GEMMs, numba ``prange`` for the rest.
+"""One owner per kind of CPU work: irlib's GEMM threads for products, numba ``prange`` for the rest.
 
-Three thread pools can live in one process here: numpy's OpenBLAS, the *second* OpenBLAS
-that scipy bundles (numba's ``np.dot`` calls BLAS through ``scipy.linalg.cython_blas``), and
-numba's OpenMP pool. Each pool's idle workers spin for a while before they sleep, so when
-two pools take turns, every call waits for the other pool's spinning workers to be
-descheduled: measured here (2 cores), an ``(64, 64) @ (64, 3136)`` product costs 0.13 ms
-with numpy alone and 16 ms when it alternates with scipy's BLAS; a ``prange`` loop next to
-a numpy GEMM turned a 1.1 ms product into 8 ms under libgomp's default spin count.
+Thread pools that can live in one irlib process: numpy's OpenBLAS (the user's; irlib leaves
+it alone), the OpenBLAS that scipy bundles (numba's ``np.dot`` calls it through
+``scipy.linalg.cython_blas``), irlib's own OpenBLAS copy (:mod:`jitkernels.cpu.openblas`),
+irlib's GEMM threads (:mod:`jitkernels.cpu.gemm_pool`) and numba's OpenMP pool. The rules,
+and the measurements behind them (2-core AMD EPYC dev machine):
 
-:func:`configure` (run when the CPU kernels or the code generator first load) therefore
+* **OpenBLAS never runs more than one thread per call.** Its threads split a product into
+  fixed shares and wait for each other's packed panels by spinning; when another process
+  holds one core, the thread on the other core spins until the descheduled one runs again,
+  block after block. At load average ~9 a ``(64, 576) @ (576, 3136)`` product took
+  95-190 ms on numpy's two OpenBLAS threads and 3.5 ms on one (1.5 ms on an idle machine);
+  this was most of irlib's 10-16x slowdown under load (onnxruntime: 2-3x). irlib's copy is
+  loaded with ``OPENBLAS_NUM_THREADS=1``; scipy's is limited to one thread here.
+* **Large products are split by irlib, not by BLAS.** Products of at least
+  ``blas.PARALLEL_MIN_FLOPS`` multiply-adds are cut into a few panels per thread; the
+  calling thread and ``gemm_threads() - 1`` helpers claim panels from a shared counter, so
+  a helper that the OS has not scheduled yet costs nothing (the caller takes its panels),
+  and one descheduled mid-panel costs one panel, not the whole product.
+* **Small products stay on the calling thread**: ``np.matmul`` up to ``blas.SMALL_MAX_FLOPS``
+  (numpy's BLAS runs those on one thread), numba's ``np.dot`` on the one-thread scipy BLAS
+  for a dense of up to 2**20 multiply-adds (:mod:`jitkernels.cpu.gemm`) or inside generated
+  code, irlib's copy on the caller below ``blas.PARALLEL_MIN_FLOPS``. A decode step's GEMVs
+  never wake a second thread.
+* **numba ``prange`` owns the non-GEMM loops** (pools, depthwise, norms, large epilogues),
+  and never runs around a BLAS call inside one numba function. ``GOMP_SPINCOUNT`` is set
+  (unless the user set it) so OpenMP workers sleep soon after a parallel loop instead of
+  spinning through the next product (a ``prange`` loop next to a threaded GEMM turned a
+  1.1 ms product into 8 ms under libgomp's default). A parallel loop still ends at a
+  barrier that waits for every worker: under load, one that follows a stretch of
+  single-threaded work waits for its sleeping worker to be scheduled again (a 0.6 ms max
+  pool took 3-25 ms right after 3 ms of single-threaded work at load average ~10).
 
-* runs every large GEMM on numpy's BLAS (the kernels call ``np.matmul(..., out=...)``, or
-  the cblas entry point of numpy's own OpenBLAS through ctypes, from Python: see
-  :mod:`jitkernels.cpu.blas`);
-* limits scipy's BLAS to one thread, so the small products numba code still computes with
-  ``np.dot`` never wake a second pool;
-* sets ``GOMP_SPINCOUNT`` (unless the user set it) so numba's OpenMP workers go to sleep
-  soon after a parallel loop instead of spinning through the next BLAS call.
+Thread counts: irlib's GEMM threads from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
+``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``, else the usable cores; ``blas.set_num_threads``
+at run time); numba's from ``NUMBA_NUM_THREADS``. On a machine shared with other heavy work,
+``NUMBA_NUM_THREADS=1`` (or all of them at 1) trades the idle-machine speed-up of the
+``prange`` loops for latency that does not depend on the other processes.
+
+:func:`configure` (run when the CPU kernels or the code generator first load) limits scipy's
+BLAS to one thread and sets ``GOMP_SPINCOUNT``; irlib's OpenBLAS copy and GEMM threads are
+set up by :mod:`jitkernels.cpu.blas` when it loads.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ ctypes call costs more than the product there).
 
 Otherwise (``IRLIB_BLAS_CORETYPE=numpy``, no AVX-512, or the package missing) everything runs
 on numpy's BLAS as before: :func:`gemm` is ``np.matmul(out=)`` and :func:`gemm_strided`
-calls the ``cblas_?gemm`` of numpy's bundled OpenBLAS through ctypes (:data:`HAVE_CBLAS`),
-or ``np.matmul`` plus a temporary where that is not found.
+calls the ``cblas_?gemm`` of numpy's bundled OpenBLAS through ctypes, or ``np.matmul`` plus
+a temporary where that is not found (:data:`HAVE_CBLAS` is False only then).
 
 :func:`backend` says which BLAS runs; :func:`set_num_threads` sets irlib's GEMM threads.
 """
@@ -102,8 +102,6 @@ def _find_cblas() -> dict:
 
 
 _CBLAS = _find_cblas()
-HAVE_CBLAS = bool(_CBLAS)
-"""Whether numpy's bundled cblas was found (the fallback :func:`gemm_strided` uses)."""
 
 
 # -- irlib's own OpenBLAS ------------------------------------------------------------------------
@@ -122,6 +120,10 @@ def _load_own():
 _OWN = _load_own()
 HAVE_OWN_BLAS = _OWN is not None
 """Whether the GEMMs run on irlib's own OpenBLAS (else on numpy's)."""
+
+HAVE_CBLAS = HAVE_OWN_BLAS or bool(_CBLAS)
+"""Whether :func:`gemm_strided` runs on a cblas (irlib's OpenBLAS, else numpy's bundled one)
+rather than on ``np.matmul`` plus a temporary."""
 
 _POOL = GemmPool(gemm_threads())
 
