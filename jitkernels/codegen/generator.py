@@ -313,7 +313,9 @@ class _Emitter:
         dtype = _dtype(node)
         if name in ("zeros", "ones", "zeros_like", "ones_like"):
             return literal(1.0 if name.startswith("ones") else 0.0, dtype)
-        if name in UNARY:
+        if name in ("erf", "fast_erf") and dtype == "float32":
+            text = f"_erf32({values[0]})"          # vectorises (fast_scalar.py)
+        elif name in UNARY:
             text = UNARY[name].format(*values)
             if name == "nn.relu":
                 text = f"max({values[0]}, {literal(0.0, dtype)})"
@@ -454,6 +456,8 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
             headers, depth = _loop_nest(part_shape, parallel)
             lines += headers
             lines += ["    " * depth + line for line in body]
+    if any("_erf32(" in line for line in lines):
+        lines.insert(3, "from jitkernels.codegen.fast_scalar import erf32 as _erf32")
     return "\n".join(lines) + "\n"
 
 
