@@ -10,8 +10,8 @@ and the measurements behind them (2-core AMD EPYC dev machine):
   fixed shares and wait for each other's packed panels by spinning; when another process
   holds one core, the thread on the other core spins until the descheduled one runs again,
   block after block. At load average ~9 a ``(64, 576) @ (576, 3136)`` product took
-  95-190 ms on numpy's two OpenBLAS threads and 3.5 ms on one (1.5 ms on an idle machine);
-  this was most of irlib's 10-16x slowdown under load (onnxruntime: 2-3x). irlib's copy is
+  95-190 ms on numpy's two OpenBLAS threads and 3.5 ms on irlib's path (the same
+  OpenBLAS kernels, one thread per call, split by irlib); this was most of irlib's 10-16x slowdown under load (onnxruntime: 2-3x). irlib's copy is
   loaded with ``OPENBLAS_NUM_THREADS=1``; scipy's is limited to one thread here.
 * **Large products are split by irlib, not by BLAS.** Products of at least
   ``blas.PARALLEL_MIN_FLOPS`` multiply-adds are cut into a few panels per thread; the

@@ -4,8 +4,8 @@ Why not OpenBLAS's own threads: OpenBLAS splits a product into one fixed share p
 and its threads wait for each other's packed panels by spinning. When another process holds
 one of the cores, the thread on the other core spins until the descheduled one runs again,
 every block of every GEMM: measured on the 2-core dev machine at load average ~8, a
-``(64, 576) @ (576, 3136)`` product took 95 ms on two OpenBLAS threads and 17 ms on one
-(1.5 ms when idle). Here a large product is cut into more panels than threads (disjoint
+``(64, 576) @ (576, 3136)`` product took 95 ms on two OpenBLAS threads, 17 ms on one and
+16 ms split this way. Here a large product is cut into more panels than threads (disjoint
 column or row blocks of the output); the calling thread and ``threads - 1`` helper threads
 take panels from a shared counter until none is left, each panel one single-threaded cblas
 call (ctypes releases the GIL for it). A helper that is descheduled costs at most the panel
