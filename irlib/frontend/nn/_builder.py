@@ -19,6 +19,7 @@ from typing import Optional
 from ...analysis import free_vars
 from ...errors import IRError, TypeInferenceError
 from ...ir import expr as E
+from ...ir.rewrite import make_lets
 from ...ir.types import TensorType, TupleType
 from ...transform.infer_type import infer_type
 from .errors import OpError
@@ -82,11 +83,7 @@ class Builder:
         Args:
             result: the body's final expression.
         """
-        bindings = self._scopes.pop()
-        body = result
-        for var, value in reversed(bindings):
-            body = E.Let(var, value, body)
-        return body
+        return make_lets(self._scopes.pop(), result)
 
     # -- module paths --------------------------------------------------------------------------
     def register_modules(self, root) -> None:
