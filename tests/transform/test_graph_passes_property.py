@@ -1,5 +1,7 @@
 """Every graph-level pass keeps the meaning of generated programs (with control flow too),
-never mutates its input, and leaves a module that type-checks."""
+never mutates its input, and leaves a module that type-checks. Passes run in verify mode
+(``PassContext`` config ``irlib.verify``: every pass, each one inside a Sequential or the
+optimize pipeline too, is followed by a well-formedness check and type inference)."""
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -34,10 +36,14 @@ PASSES = {
 }
 
 
+VERIFY = {"irlib.verify": True}
+
+
 def _check(pass_, program, data):
     mod = program.module()
     text = mod.astext()
-    out = pass_(mod)
+    with PassContext(config=VERIFY):
+        out = pass_(mod)
     assert mod.astext() == text
     InferType()(out)
     inputs = data.draw(program.inputs_strategy())
@@ -62,7 +68,7 @@ def test_programs_with_control_flow(name, program, data):
 @settings(max_examples=examples(10), deadline=None)
 @given(program=irst.programs(max_steps=8, dtypes=("float64",)), data=st.data())
 def test_optimize_pipeline(level, program, data):
-    with PassContext(opt_level=level):
+    with PassContext(opt_level=level, config=VERIFY):
         out = optimize(program.module())
     inputs = data.draw(program.inputs_strategy())
     assert_close(run(out, [inputs[p] for p in program.params]), program.reference(inputs))

@@ -1,10 +1,11 @@
 """Property tests: every pass keeps the meaning of generated programs.
 
 Programs come from :mod:`irlib.testing.strategies` with their own numpy oracle. The
-transformed ``main`` is evaluated with the dataflow evaluator (the reference interpreter is
-not in place yet, so programs are dataflow programs: ops, constants, lets, tuples, sharing),
-compared with the oracle, checked well formed, type-checked, and checked idempotent where
-the pass is.
+transformed ``main`` is evaluated with the dataflow evaluator (dataflow programs: ops,
+constants, lets, tuples, sharing) or, for programs with control flow, the reference
+interpreter, compared with the oracle, checked well formed, type-checked, and checked
+idempotent where the pass is. Every pass runs in verify mode (``PassContext`` config
+``irlib.verify``), which also checks each pass inside a ``Sequential``.
 """
 
 import numpy as np
@@ -17,8 +18,10 @@ from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.testing.dataflow_eval import evaluate
 from irlib.transform import (DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
-                             InferType, Inline, LambdaLift, RemoveUnusedFunctions, Sequential,
-                             ToANormalForm, ToGraphNormalForm)
+                             InferType, Inline, LambdaLift, PassContext, RemoveUnusedFunctions,
+                             Sequential, ToANormalForm, ToGraphNormalForm)
+
+from helpers import run, to_numpy
 
 PASSES = {
     "dce": (DeadCodeElimination(), True),
@@ -32,6 +35,17 @@ PASSES = {
     "remove_unused": (RemoveUnusedFunctions(), True),
     "lambda_lift": (LambdaLift(), False),
 }
+
+
+#: Verify mode: after every pass (each pass of a Sequential too) the module is checked well
+#: formed and type-checked, and a PassError names the pass that broke it.
+VERIFY = {"irlib.verify": True}
+
+
+def run_verified(pass_, mod):
+    """``pass_(mod)`` in verify mode."""
+    with PassContext(config=VERIFY):
+        return pass_(mod)
 
 
 def assert_same_value(actual, expected):
@@ -53,7 +67,7 @@ def test_pass_preserves_meaning(name, program, data):
     pass_, idempotent = PASSES[name]
     mod = program.module()
     before_text = mod.astext()
-    out = pass_(mod)
+    out = run_verified(pass_, mod)
     assert mod.astext() == before_text              # the input is never mutated
     main = out["main"]
     check_well_formed(main)
@@ -63,7 +77,7 @@ def test_pass_preserves_meaning(name, program, data):
     assert list(main.params) == list(program.params)
     assert_same_value(evaluate(main.body, env), program.reference(inputs))
     if idempotent:
-        again = pass_(out)
+        again = run_verified(pass_, out)
         assert structural_equal(again["main"], main, map_free_vars=True)
 
 
@@ -105,21 +119,10 @@ def test_structural_passes_keep_control_flow_programs_well_typed(program):
     mod = InferType()(program.module())
     for pass_ in (DeadCodeElimination(), EliminateCommonSubexpr(), FoldConstant(),
                   ToANormalForm(), ToGraphNormalForm(), Inline(), LambdaLift()):
-        out = pass_(mod)
+        out = run_verified(pass_, mod)
         for _, func in out.items():
             check_well_formed(func)
         InferType()(out)
-
-
-def _interpret(mod, args):
-    from interp import create_executor
-    return create_executor("debug", mod=mod).evaluate()(*args)
-
-
-def _plain(value):
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
 
 
 CONTROL_PASSES = {
@@ -135,23 +138,22 @@ CONTROL_PASSES = {
 def test_pass_preserves_meaning_of_control_flow_programs(name, program, data):
     """Programs with if, closures, higher-order functions, globals and recursion, run by
     the reference interpreter before and after."""
-    pytest.importorskip("interp")
     mod = InferType()(program.module())
-    out = CONTROL_PASSES[name](mod)
+    out = run_verified(CONTROL_PASSES[name], mod)
     inputs = data.draw(program.inputs_strategy())
     args = program.input_list(inputs)
     expected = program.reference(inputs)
-    assert_same_value(_plain(_interpret(out, args)), expected)
+    assert_same_value(to_numpy(run(out, *args)), expected)
 
 
 @settings(max_examples=examples(20), deadline=None)
 @given(program=irst.programs(max_steps=10))
 def test_full_pipeline_in_verify_mode(program):
     """Verify mode checks well-formedness and types after every pass of a pipeline."""
-    from irlib.transform import EtaExpand, PassContext
+    from irlib.transform import EtaExpand
     pipeline = Sequential([InferType(), FoldConstant(), EliminateCommonSubexpr(),
                            ToANormalForm(), DeadCodeElimination(inline_once=True),
                            ToGraphNormalForm(), Inline(), EtaExpand(expand_global_var=True),
                            LambdaLift(), RemoveUnusedFunctions()])
-    with PassContext(opt_level=3, config={"irlib.verify": True}):
+    with PassContext(opt_level=3, config=VERIFY):
         pipeline(program.module())
