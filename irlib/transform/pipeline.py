@@ -76,17 +76,21 @@ PIPELINE = ("RemoveUnusedFunctions", "Legalize", "SimplifyInference", "Eliminate
             "CombineParallelConv2d", "CombineParallelDense", "CombineParallelBatchMatmul",
             "FoldConstant", "FoldScaleAxis", "CanonicalizeCast", "CanonicalizeOps", "InferType",
             "AlterOpLayout", "FastMath", "FoldConstant", "FuseAttention", "FuseOps")
-"""The pass names :func:`optimize` runs, in order (those not registered are skipped)."""
+"""The pass names :func:`optimize` runs, in order; each must be registered (a name that is not
+makes :func:`build_pipeline` raise, rather than silently skip a pass)."""
 
 
 def build_pipeline(fuse: bool = True, layouts: tuple | None = None) -> Sequential:
-    """The Sequential of :data:`PIPELINE` (the registered ones; without FuseOps if not
-    ``fuse``; with the target ``layouts`` of :func:`optimize` in AlterOpLayout)."""
+    """The Sequential of :data:`PIPELINE` (without FuseOps if not ``fuse``; with the target
+    ``layouts`` of :func:`optimize` in AlterOpLayout).
+
+    Raises:
+        PassError: naming a pipeline pass that is not registered (and the registered ones).
+    """
     from .alter_op_layout import TargetAlterOpLayout
-    from .pass_infra import _PASS_FACTORIES
     passes = []
     for name in PIPELINE:
-        if name not in _PASS_FACTORIES or (name == "FuseOps" and not fuse):
+        if name == "FuseOps" and not fuse:
             continue
         if name == "AlterOpLayout" and layouts:
             passes.append(TargetAlterOpLayout(desired_layouts=dict(layouts[0]),
@@ -112,7 +116,7 @@ def optimize(mod: IRModule, params: dict | None = None, fuse: bool = True,
         The optimised, type-checked module.
 
     Raises:
-        PassError: naming the pass that failed.
+        PassError: naming the pass that failed, or a pipeline pass that is not registered.
     """
     if params:
         mod = mod.copy()

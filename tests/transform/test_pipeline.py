@@ -71,6 +71,14 @@ def test_required_and_disabled_passes():
     assert not any(isinstance(n, Function) for n in post_order(unfused.body))
 
 
+def test_an_unregistered_pipeline_pass_is_an_error(monkeypatch):
+    from irlib.transform import pipeline
+    monkeypatch.setattr(pipeline, "PIPELINE", pipeline.PIPELINE[:2] + ("FoldConstnat",))
+    mod, params = _net()
+    with pytest.raises(irlib.errors.PassError, match="'FoldConstnat' is not registered"):
+        optimize(mod, params)
+
+
 def test_bind_params_by_name():
     x, y = var("x", shape=(2,)), var("y", shape=(2,))
     func = Function([x, y], irlib.add(x, y))
