@@ -39,8 +39,9 @@ def call_signatures(fn, arrays) -> list:
 
     Returns:
         A list of ``(dispatcher, argument types)``. A group whose anchor result's type is
-        not known before running (an ``Any`` dim) gives an empty list: it compiles on its
-        first call, as before.
+        not known before running (an ``Any`` dim), or whose anchor kernel applies the
+        epilogue itself (``fused_epilogue``: the generated loop is only its fallback), gives
+        an empty list: it compiles on its first call, as before.
     """
     dispatcher_type = _dispatcher_type()
     if dispatcher_type is None:
@@ -51,14 +52,18 @@ def call_signatures(fn, arrays) -> list:
     from . import FusedKernel
     if not isinstance(fn, FusedKernel) or fn.small_dense is not None:
         return []
+    if getattr(fn, "fused_epilogue", None) is not None:
+        # the anchor's kernel applies the epilogue itself (into_fused); the generated
+        # loop only runs if it declines, so it compiles then, not ahead for nothing
+        return []
     count = len(arrays) - len(fn.size_names)
     tensors = [a.reshape(1) if a.ndim == 0 else a for a in arrays[:count]]
     types = [numba.typeof(a) for a in tensors]
     if fn.anchor is not None:
         anchor_type = fn._anchor_type
-        if anchor_type is None or any(not isinstance(d, int) for d in anchor_type[0]):
+        if anchor_type is None or any(not isinstance(d, int) for d in anchor_type.shape):
             return []
-        types.insert(fn.num_inputs, _array_type(anchor_type[1], len(anchor_type[0])))
+        types.insert(fn.num_inputs, _array_type(anchor_type.dtype, len(anchor_type.shape)))
     types += [numba.typeof(s) for s in arrays[count:]]
     return [(fn.jit_fn, tuple(types))]
 
