@@ -1,4 +1,4 @@
-"""CPU kernels of ``nn.dense``, ``nn.matmul`` and ``nn.batch_matmul``: numpy's BLAS GEMM
+"""CPU kernels of ``nn.dense``, ``nn.matmul`` and ``nn.batch_matmul``: irlib's BLAS GEMM
 (:func:`jitkernels.cpu.blas.gemm`), which owns the threads (see :mod:`jitkernels.threads`).
 
 Each has a destination-passing form ``kernel.into(out, *inputs, **attrs)`` that multiplies
@@ -19,7 +19,7 @@ from .blas import gemm
 SINGLE_THREAD_MAX_FLOPS = 1 << 20
 """2-D products with ``M*K*N`` up to this run on one thread (numba's ``np.dot``, which calls
 the scipy-bundled BLAS that :mod:`jitkernels.threads` limits to one thread); larger ones on
-numpy's threaded BLAS. A decode step's GEMVs (``M = 1``) are this small: two threads make
+:func:`jitkernels.cpu.blas.gemm` (split over irlib's GEMM threads when large). A decode step's GEMVs (``M = 1``) are this small: two threads make
 them at best ~1.5x faster on an idle machine (weights in cache), but every multi-threaded
 call must wake and wait for the second BLAS worker, which on a busy 2-core machine costs
 milliseconds (measured: a (1, 256) x (256, 2048) product 21 us on one thread, 13 ms as
@@ -38,7 +38,7 @@ def _contiguous(array) -> bool:
 
 def product(a, b, out) -> None:
     """``out = a @ b`` for 2-D operands: on one thread when small (see
-    :data:`SINGLE_THREAD_MAX_FLOPS`), else numpy's BLAS."""
+    :data:`SINGLE_THREAD_MAX_FLOPS`), else :func:`jitkernels.cpu.blas.gemm`."""
     rows, depth = a.shape
     cols = b.shape[1]
     if 0 < rows * depth * cols <= SINGLE_THREAD_MAX_FLOPS and a.dtype == b.dtype == out.dtype \
