@@ -11,6 +11,7 @@ The kernels work on a few canonical forms:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,8 +40,37 @@ def ntuple(value, n: int) -> tuple:
     return value * n if len(value) == 1 else value
 
 
-def padding_pairs(padding, n: int) -> tuple:
-    """Relay padding (1, n or 2n ints) as ``(before, after)``, each an n-tuple."""
+class Padding(NamedTuple):
+    """A window's padding: the ``before`` and ``after`` amounts, one per spatial axis."""
+
+    before: tuple
+    after: tuple
+
+
+class Window3(NamedTuple):
+    """A window's geometry in the canonical three-spatial-axes form (each field a 3-tuple;
+    a 1-D or 2-D op gets unit leading axes): extent, strides, dilation and padding."""
+
+    window: tuple
+    strides: tuple
+    dilation: tuple
+    before: tuple
+    after: tuple
+
+    def flat(self, *extra: int) -> np.ndarray:
+        """The fields (then ``extra`` ints) as one int64 array, the form the CUDA kernels
+        take; they index it with :data:`WINDOW`, :data:`STRIDES`, :data:`DILATION`,
+        :data:`BEFORE`, :data:`AFTER` (+ axis) and :data:`EXTRA` (+ i)."""
+        return np.array(sum(self, ()) + tuple(int(e) for e in extra), np.int64)
+
+
+WINDOW, STRIDES, DILATION, BEFORE, AFTER, EXTRA = 0, 3, 6, 9, 12, 15
+"""Offsets of the :class:`Window3` fields (and of the extra ints) in :meth:`Window3.flat`."""
+
+
+def padding_pairs(padding, n: int) -> Padding:
+    """Relay padding (1, n or 2n ints) as :class:`Padding` (``before``, ``after``), each an
+    n-tuple."""
     if isinstance(padding, (int, np.integer)):
         padding = (int(padding),)
     padding = tuple(int(p) for p in padding)
@@ -48,7 +78,7 @@ def padding_pairs(padding, n: int) -> tuple:
         padding = padding * (2 * n)
     elif len(padding) == n:
         padding = padding * 2
-    return padding[:n], padding[n:]
+    return Padding(padding[:n], padding[n:])
 
 
 def to3(values: tuple, fill: int) -> tuple:
@@ -124,10 +154,10 @@ class PoolWindow:
         """``data`` (in ``layout``) as a C-contiguous canonical ``NC...`` array."""
         return to_canonical(data, self.layout, self.canonical)
 
-    def as3(self) -> tuple:
-        """``(pool, strides, dilation, before, after)``, each padded to 3 spatial dims."""
-        return (to3(self.pool, 1), to3(self.strides, 1), to3(self.dilation, 1),
-                to3(self.before, 0), to3(self.after, 0))
+    def as3(self) -> Window3:
+        """The pool window, strides, dilation and padding, each padded to 3 spatial dims."""
+        return Window3(to3(self.pool, 1), to3(self.strides, 1), to3(self.dilation, 1),
+                       to3(self.before, 0), to3(self.after, 0))
 
     def finish(self, out: np.ndarray) -> np.ndarray:
         """``out`` (canonical layout) converted to the call's output layout."""

@@ -13,15 +13,16 @@ import numpy as np
 from numba import cuda
 
 from .. import register_kernel
-from .._geometry import (SPATIAL, PoolWindow, as_arb, as_ncdhw, conv_out, from_canonical, is_float,
-                         ntuple, padding_pairs, reference, to3, to_canonical)
+from .._geometry import (AFTER, BEFORE, DILATION, EXTRA, SPATIAL, STRIDES, WINDOW, PoolWindow,
+                         Window3, as_arb, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
+                         padding_pairs, reference, to3, to_canonical)
 from ._launch import launch, run, to_device
 
 
 @cuda.jit
 def conv_ncdhw_kernel(x, w, geometry, out):
-    """Direct grouped convolution; ``geometry`` = kernel, strides, dilation, pads (3 each)
-    and groups, as an int64 array."""
+    """Direct grouped convolution; ``geometry`` is the kernel's :class:`Window3` flattened
+    with the group count as its extra int (:meth:`Window3.flat`)."""
     index = cuda.grid(1)
     batch, out_channels, od, oh, ow = out.shape
     if index >= out.size:
@@ -32,20 +33,21 @@ def conv_ncdhw_kernel(x, w, geometry, out):
     o = (index // (ow * oh * od)) % out_channels
     n = index // (ow * oh * od * out_channels)
     per_group_in = w.shape[1]
-    groups = geometry[12]
+    groups = geometry[EXTRA]
     c0 = (o // (out_channels // groups)) * per_group_in
     acc = 0.0
     for ci in range(per_group_in):
-        for a in range(geometry[0]):
-            z = i * geometry[3] - geometry[9] + a * geometry[6]
+        for a in range(geometry[WINDOW]):
+            z = i * geometry[STRIDES] - geometry[BEFORE] + a * geometry[DILATION]
             if z < 0 or z >= x.shape[2]:
                 continue
-            for b in range(geometry[1]):
-                y = j * geometry[4] - geometry[10] + b * geometry[7]
+            for b in range(geometry[WINDOW + 1]):
+                y = j * geometry[STRIDES + 1] - geometry[BEFORE + 1] + b * geometry[DILATION + 1]
                 if y < 0 or y >= x.shape[3]:
                     continue
-                for e in range(geometry[2]):
-                    xx = t * geometry[5] - geometry[11] + e * geometry[8]
+                for e in range(geometry[WINDOW + 2]):
+                    xx = (t * geometry[STRIDES + 2] - geometry[BEFORE + 2]
+                          + e * geometry[DILATION + 2])
                     if 0 <= xx < x.shape[4]:
                         acc += x[n, c0 + ci, z, y, xx] * w[o, ci, a, b, e]
     out[n, o, i, j, t] = acc
@@ -66,8 +68,8 @@ def _conv_kernel(op_name: str, n: int):
                          kernel_canonical)
         out_size = tuple(conv_out(x.shape[2 + i], w.shape[2 + i], strides[i], dilation[i],
                                   before[i], after[i]) for i in range(n))
-        geometry = np.array(to3(w.shape[2:], 1) + to3(strides, 1) + to3(dilation, 1)
-                            + to3(before, 0) + (int(attrs.get("groups", 1)),), np.int64)
+        geometry = Window3(to3(w.shape[2:], 1), to3(strides, 1), to3(dilation, 1),
+                           to3(before, 0), to3(after, 0)).flat(int(attrs.get("groups", 1)))
         out = run(conv_ncdhw_kernel, (x.shape[0], w.shape[0]) + to3(out_size, 1), x.dtype,
                   as_ncdhw(x), as_ncdhw(w), geometry)
         out = from_canonical(out.reshape((x.shape[0], w.shape[0]) + out_size), canonical,
@@ -142,8 +144,8 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
 
 @cuda.jit
 def pool_kernel(x, geometry, out):
-    """Max (``geometry[15] == 1``) or average pooling; ``geometry`` = pool, strides,
-    dilation, pads before, pads after (3 each), is_max, count_include_pad."""
+    """Max or average pooling; ``geometry`` is the pool's :class:`Window3` flattened with
+    the extra ints is_max and count_include_pad (:meth:`Window3.flat`)."""
     index = cuda.grid(1)
     batch, channels, od, oh, ow = out.shape
     if index >= out.size:
@@ -153,29 +155,30 @@ def pool_kernel(x, geometry, out):
     i = (index // (ow * oh)) % od
     c = (index // (ow * oh * od)) % channels
     n = index // (ow * oh * od * channels)
-    is_max = geometry[15] == 1
+    is_max = geometry[EXTRA] == 1
     acc = -math.inf if is_max else 0.0
     count = 1
     position = (i, j, t)
     for axis in range(3):
         taps = 0
-        low = -geometry[9 + axis] if geometry[16] == 1 else 0
-        high = x.shape[2 + axis] + (geometry[12 + axis] if geometry[16] == 1 else 0)
-        for a in range(geometry[axis]):
-            z = position[axis] * geometry[3 + axis] - geometry[9 + axis] + a * geometry[6 + axis]
+        low = -geometry[BEFORE + axis] if geometry[EXTRA + 1] == 1 else 0
+        high = x.shape[2 + axis] + (geometry[AFTER + axis] if geometry[EXTRA + 1] == 1 else 0)
+        for a in range(geometry[WINDOW + axis]):
+            z = (position[axis] * geometry[STRIDES + axis] - geometry[BEFORE + axis]
+                 + a * geometry[DILATION + axis])
             if low <= z < high:
                 taps += 1
         count *= taps
-    for a in range(geometry[0]):
-        z = i * geometry[3] - geometry[9] + a * geometry[6]
+    for a in range(geometry[WINDOW]):
+        z = i * geometry[STRIDES] - geometry[BEFORE] + a * geometry[DILATION]
         if z < 0 or z >= x.shape[2]:
             continue
-        for b in range(geometry[1]):
-            y = j * geometry[4] - geometry[10] + b * geometry[7]
+        for b in range(geometry[WINDOW + 1]):
+            y = j * geometry[STRIDES + 1] - geometry[BEFORE + 1] + b * geometry[DILATION + 1]
             if y < 0 or y >= x.shape[3]:
                 continue
-            for e in range(geometry[2]):
-                xx = t * geometry[5] - geometry[11] + e * geometry[8]
+            for e in range(geometry[WINDOW + 2]):
+                xx = t * geometry[STRIDES + 2] - geometry[BEFORE + 2] + e * geometry[DILATION + 2]
                 if 0 <= xx < x.shape[4]:
                     if is_max:
                         acc = max(acc, x[n, c, z, y, xx])
@@ -191,8 +194,7 @@ def _pool_kernel(op_name: str, n: int, kind: str):
         if not is_float(data) or data.ndim != n + 2 or data.size == 0:
             return reference(op_name, (data,), attrs)
         window = PoolWindow(data.shape, attrs, n)
-        geometry = np.array(sum(window.as3(), ()) + (int(kind == "max"),
-                                                      int(window.count_include_pad)), np.int64)
+        geometry = window.as3().flat(kind == "max", window.count_include_pad)
         x = window.canonical_data(data)
         out = run(pool_kernel, x.shape[:2] + to3(window.out_size, 1), x.dtype, as_ncdhw(x),
                   geometry)
