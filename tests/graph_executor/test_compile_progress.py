@@ -125,3 +125,42 @@ def test_symbolic_graph_shows_its_first_run_compiles(tmp_path):
                 r"compiling kernels 1 irlib_codegen_k_[0-9a-f]+\.kernel", lines[0]), out.stderr
         else:
             assert lines == [], out.stderr
+
+
+def test_groups_whose_kernel_applies_the_epilogue_are_not_compiled_ahead(monkeypatch):
+    """relu(conv3x3(x) * s + b + x): the conv kernel applies the epilogue itself, so the
+    group's generated loop (its fallback) is neither compiled ahead nor run."""
+    import irlib
+    import interp
+    from irlib.transform import PassContext
+    from jitkernels.codegen.signatures import call_signatures
+
+    monkeypatch.setenv("IRLIB_FUSED_EPILOGUE", "1")
+    rng = np.random.default_rng(4)
+    c, size = 8, 11        # shapes no other test builds: the generated source is this test's
+    w = rng.standard_normal((c, c, 3, 3)).astype("float32") * 0.2
+    s = rng.standard_normal((c, 1, 1)).astype("float32")
+    b = rng.standard_normal((c, 1, 1)).astype("float32")
+    x = irlib.var("x", shape=(1, c, size, size))
+    conv = irlib.nn.conv2d(x, irlib.const(w), padding=(1, 1))
+    body = irlib.nn.relu(irlib.add(irlib.add(irlib.multiply(conv, irlib.const(s)),
+                                             irlib.const(b)), x))
+    with PassContext(opt_level=3):
+        factory = interp.build(irlib.IRModule.from_expr(irlib.Function([x], body)), "cpu")
+    executor = factory["default"](interp.cpu(0))
+    fused = {name: c.kernel for name, c in factory.lib.compiled.items()
+             if c.kernel is not None and getattr(c.kernel, "fused_epilogue", None) is not None}
+    assert fused, "the conv group should hand its epilogue to the kernel"
+    runtime = executor.runtime
+    for fn, args in runtime.calls:
+        if any(fn is k for k in fused.values()):
+            assert call_signatures(fn, args) == []
+    value = rng.standard_normal((1, c, size, size)).astype("float32")
+    gmod = interp.graph_executor.GraphModule(executor)
+    gmod.run(x=value)
+    assert all(k.jit_fn.signatures == [] for k in fused.values())
+    padded = np.pad(value[0], ((0, 0), (1, 1), (1, 1)))
+    windows = np.stack([padded[:, i:i + size, j:j + size] for i in range(3) for j in range(3)])
+    conv_ref = np.einsum("oik,kihw->ohw", w.reshape(c, c, 9), windows)
+    expected = np.maximum(conv_ref * s + b + value[0], 0)
+    np.testing.assert_allclose(gmod.get_output(0).numpy()[0], expected, rtol=1e-4, atol=1e-4)
