@@ -181,14 +181,28 @@ class _Shown:
 class _Checker:
     """Runs the checks on one program; builds the failure report."""
 
-    def __init__(self, pass_or_fn, run, rtol, atol, exact, idempotent, type_check):
+    def __init__(self, pass_or_fn, run, rtol, atol, exact, idempotent, type_check,
+                 verify=True):
         from ..transform import InferType
         self.pass_or_fn, self.run = pass_or_fn, run
         self.rtol, self.atol, self.exact = rtol, atol, exact
-        self.idempotent, self.type_check = idempotent, type_check
+        self.idempotent, self.type_check, self.verify = idempotent, type_check, verify
         self.infer = InferType()
         self.name = _pass_name(pass_or_fn)
         self.examples = self.changed = 0
+
+    def apply(self, mod):
+        """The pass on ``mod``; in verify mode, inside a copy of the current PassContext with
+        ``irlib.verify`` on (so every pass of a Sequential is checked as it runs)."""
+        if not self.verify:
+            return self.pass_or_fn(mod)
+        from ..transform import PassContext
+        now = PassContext.current()
+        with PassContext(opt_level=now.opt_level, fallback_device=now.fallback_device,
+                         required_pass=now.required_pass, disabled_pass=now.disabled_pass,
+                         trace=now.trace, config={**now.config, "irlib.verify": True},
+                         instruments=now.instruments):
+            return self.pass_or_fn(mod)
 
     def fail(self, what, before, after, args, detail=""):
         params = before["main"].params
@@ -218,7 +232,7 @@ class _Checker:
         from ..analysis import check_well_formed
         before_text = _text(mod)
         try:
-            out = self.pass_or_fn(mod)
+            out = self.apply(mod)
         except Exception as exc:  # noqa: BLE001 - any failure of the pass is a finding
             return None, ("raised an exception", f"{type(exc).__name__}: {exc}")
         if not isinstance(out, IRModule):
@@ -257,7 +271,7 @@ class _Checker:
 
     def idempotence_problem(self, out):
         """None, or what a second run of the pass changed."""
-        again = self.pass_or_fn(out)
+        again = self.apply(out)
         names = sorted(g.name_hint for g in out.functions)
         if sorted(g.name_hint for g in again.functions) != names:
             return ("is not idempotent (a second run changed the globals)",
@@ -271,8 +285,8 @@ class _Checker:
 
 def check_pass(pass_or_fn, *, programs="dataflow", max_examples: int | None = None,
                executor="debug", rtol: float = 1e-5, atol: float = 1e-6, exact: bool = False,
-               idempotent: bool = False, type_check: bool = True, shrink: bool = True,
-               seed: int | None = None) -> PassCheckResult:
+               idempotent: bool = False, type_check: bool = True, verify: bool = True,
+               shrink: bool = True, seed: int | None = None) -> PassCheckResult:
     """Property-test ``pass_or_fn`` on generated programs (see the module docstring).
 
     Args:
@@ -292,6 +306,10 @@ def check_pass(pass_or_fn, *, programs="dataflow", max_examples: int | None = No
         exact: require bitwise-identical results instead.
         idempotent: also require that a second run of the pass changes nothing.
         type_check: require the output module to type-check (on by default).
+        verify: run the pass in verify mode (on by default): inside a copy of the current
+            PassContext with ``config["irlib.verify"]``, so each pass a Sequential (or a
+            pipeline) runs is checked well formed and type-checked as it finishes, and a
+            broken program is reported with the name of the inner pass that broke it.
         shrink: let hypothesis shrink a failing program (the default). False reports the
             first failing program found, which is faster but bigger.
         seed: a hypothesis seed, to reproduce a run; None uses the current hypothesis
@@ -307,7 +325,7 @@ def check_pass(pass_or_fn, *, programs="dataflow", max_examples: int | None = No
     """
     run = get_runner(executor)
     strategy = program_strategy(programs)
-    checker = _Checker(pass_or_fn, run, rtol, atol, exact, idempotent, type_check)
+    checker = _Checker(pass_or_fn, run, rtol, atol, exact, idempotent, type_check, verify)
     budget = max_examples if max_examples is not None else examples(DEFAULT_EXAMPLES)
     # NOTE: never Phase.explain: it reruns the failing program many times under coverage
     # tracing, which costs more than the shrinking; the report says what failed.

@@ -324,3 +324,47 @@ def test_interp_testing_exposes_the_helpers_with_the_runtime_executors():
     mod = IRModule.from_expr(E.Function([x], make_call("negative", (x,))))
     results = interp.testing.differential(mod, inputs=[np.array([1, -2], "float32")])
     np.testing.assert_array_equal(results["python"], [-1, 2])
+
+
+# -- verify mode --------------------------------------------------------------------------------
+
+def _break_then_repair():
+    """A Sequential whose first pass leaves an ill-typed program (``main``'s body plus a
+    7-element constant) that its second pass repairs: the end result is the input again."""
+    import irlib
+    from irlib import transform
+
+    def rewrite_main(mod, rewrite):
+        out = mod.copy()
+        out["main"] = rewrite(mod["main"])
+        return out
+
+    @transform.module_pass(opt_level=0, name="AddsAWrongShape")
+    def breaks(mod, ctx):
+        return rewrite_main(mod, lambda f: E.Function(f.params, irlib.add(
+            f.body, irlib.const(np.zeros(7, "float32")))))
+
+    @transform.module_pass(opt_level=0, name="RemovesIt")
+    def repairs(mod, ctx):
+        def remove(func):
+            body = func.body
+            if isinstance(body, E.Call) and isinstance(body.args[1], E.Constant) \
+                    and body.args[1].data.shape == (7,):
+                return E.Function(func.params, body.args[0])
+            return func
+        return rewrite_main(mod, remove)
+
+    return transform.Sequential([breaks, repairs], opt_level=0)
+
+
+def test_verify_mode_names_the_inner_pass_that_broke_the_program():
+    pipeline = _break_then_repair()
+    with pytest.raises(PassCheckError) as failure:
+        check_pass(pipeline, max_examples=5, shrink=False)
+    report = str(failure.value)
+    assert "raised an exception" in report and "AddsAWrongShape" in report
+
+
+def test_without_verify_mode_only_the_end_result_is_checked():
+    result = check_pass(_break_then_repair(), max_examples=5, verify=False)
+    assert result.examples == 5
