@@ -376,8 +376,11 @@ class Importer:
             from ...ir.types import TypeCall
             elem = type_proto.sequence_type.elem_type
             if elem.WhichOneof("value") == "tensor_type" and name not in self.shape_dict and \
-                    not elem.tensor_type.HasField("shape"):
-                # the element rank is left to type inference (from how the list is used)
+                    (not elem.tensor_type.HasField("shape") or not elem.tensor_type.shape.dim):
+                # the element rank is left to type inference (from how the list is used).
+                # A declared rank 0 is treated as unknown too: exporters write `seq(float[])`
+                # for "some tensors of float" (onnx's loop13_seq declares scalars and inserts
+                # vectors), and runtimes do not check element shapes of sequences.
                 from ...ir.types import IncompleteType, TypeCall
                 return TypeCall(self.prelude.mod.get_global_type_var("List"), [IncompleteType()])
             element = self.value_type(elem, name)

@@ -44,11 +44,22 @@ def unsupported(message: str):
     raise OpNotImplemented(message)
 
 
-def widened(ctx, inputs, build):
+def widened(ctx, inputs, build, float16: bool = False):
     """``build(*inputs)`` computed in float32 when the inputs are of an ml_dtypes float type
-    (bfloat16, float8: numpy has no products for them), cast back to that type after."""
+    (bfloat16, float8: numpy has no products for them), cast back to that type after.
+
+    Args:
+        ctx: the converter's context.
+        inputs: the input expressions (the first one's dtype decides).
+        build: makes the result from the (maybe widened) inputs.
+        float16: widen float16 too. For ops whose result the references round once from a
+            wider value: MatMul (numpy's and onnxruntime's float16 products accumulate in
+            float32) and Elu (``alpha * expm1(x)``, where ``exp(x) - 1`` rounded step by step
+            in float16 loses the low bits near 0).
+    """
     dtype = ctx.dtype(inputs[0])
-    if not dtype.startswith(("bfloat16", "float8", "float4")):
+    narrow = ("bfloat16", "float8", "float4") + (("float16",) if float16 else ())
+    if not dtype.startswith(narrow):
         return build(*inputs)
     wide = [ctx.emit("cast", value, dtype="float32") for value in inputs]
     return ctx.emit("cast", build(*wide), dtype=dtype)

@@ -9,7 +9,7 @@ both; their outputs must agree on a type: dims that differ join to ``Any``, and 
 from __future__ import annotations
 
 from ....ir import expr as E
-from ....ir.types import TensorType, TupleType
+from ....ir.types import IncompleteType, TensorType, TupleType, TypeCall
 from ....typeinf.join import join_types
 from ..registry import converter
 from .common import unsupported
@@ -84,6 +84,8 @@ def _reconcile(ctx, then_value, else_value, index):
     if then_type == else_type:
         return then_value, else_value, then_type
     joined = join_types(then_type, else_type)
+    if joined is None:
+        joined = join_value_types(then_type, else_type)
     if joined is not None:
         return then_value, else_value, joined
     if (isinstance(then_type, TensorType) and isinstance(else_type, TensorType)
@@ -100,6 +102,52 @@ def _reconcile(ctx, then_value, else_value, index):
     unsupported(f"If output {index}: the branches have types {then_type} and {else_type}, "
                 "which neither join (same dtype and rank) nor differ only by axes of size 1 "
                 "that the lower-rank branch squeezes out")
+
+
+#: How deep :func:`join_value_types` looks into nested ADT/tuple types (ONNX value types
+#: nest a few levels: optional(seq(tensor))).
+MAX_JOIN_DEPTH = 16
+
+
+def join_value_types(left, right, depth: int = 0):
+    """The join of two ONNX value types that may be sequences and optionals (the Prelude's
+    ``List``/``Option``), for the outputs of two ``If`` branches: tensors join as in
+    :func:`~irlib.typeinf.join.join_types` (``?`` where dims differ), the same ADT joins
+    argument by argument, and an element type left to inference (``_``, an empty
+    sequence's) takes the other branch's. ``if_opt``'s branches give
+    ``Option[List[Tensor[(?), float32]]]`` (declared) and ``Option[List[Tensor[(5),
+    float32]]]`` (built): the join is the former. The type checker unifies the branches of
+    the IR ``if`` the same way.
+
+    Args:
+        left: one branch's type.
+        right: the other's.
+        depth: nesting levels already looked through (stops at :data:`MAX_JOIN_DEPTH`).
+
+    Returns:
+        The joined type, or None when the two do not join.
+    """
+    if left == right:
+        return left
+    if depth >= MAX_JOIN_DEPTH:
+        return None
+    if isinstance(left, IncompleteType):
+        return right
+    if isinstance(right, IncompleteType):
+        return left
+    if isinstance(left, TensorType) and isinstance(right, TensorType):
+        return join_types(left, right)
+    if isinstance(left, TypeCall) and isinstance(right, TypeCall):
+        if left.func is not right.func or len(left.args) != len(right.args):
+            return None
+        args = [join_value_types(a, b, depth + 1) for a, b in zip(left.args, right.args)]
+        return None if any(a is None for a in args) else TypeCall(left.func, args)
+    if isinstance(left, TupleType) and isinstance(right, TupleType):
+        if len(left.fields) != len(right.fields):
+            return None
+        fields = [join_value_types(a, b, depth + 1) for a, b in zip(left.fields, right.fields)]
+        return None if any(f is None for f in fields) else TupleType(fields)
+    return None
 
 
 def _dropped_axes(high, low):

@@ -1,12 +1,15 @@
 """Run-time shape arguments: the ``dyn.*`` ops for shape-like inputs that are not constants.
 
-The result types know the rank but not the dims (``?``); everything downstream accepts that.
+The ops' relations know the rank but not the dims (``?``); the importer's own types get the
+entries of the shape vector that are constants (:mod:`.shape_values`), so converters further on
+see ``Concat(N, [2, 3])`` expand to ``(?, 2, 3)``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import shape_values
 from .common import normalize_axis, unsupported
 
 
@@ -17,12 +20,21 @@ def int64(ctx, expr):
 
 def reshape(ctx, data, shape, allowzero):
     """``Reshape`` with a run-time target shape."""
-    return ctx.emit("dyn.reshape", data, int64(ctx, shape), allowzero=allowzero)
+    call = ctx.emit("dyn.reshape", data, int64(ctx, shape), allowzero=allowzero)
+    target = shape_values.partial_ints(ctx, shape)
+    if target is None:
+        return call
+    return shape_values.refine(ctx, call, shape_values.reshape_dims_of(
+        ctx.shape(data), target, bool(allowzero)))
 
 
 def expand(ctx, data, shape):
     """``Expand`` (bidirectional broadcast) to a run-time shape."""
-    return ctx.emit("dyn.broadcast_to", data, int64(ctx, shape))
+    call = ctx.emit("dyn.broadcast_to", data, int64(ctx, shape))
+    target = shape_values.partial_ints(ctx, shape)
+    if target is None:
+        return call
+    return shape_values.refine(ctx, call, shape_values.expand_dims_of(ctx.shape(data), target))
 
 
 def tile(ctx, data, reps):
@@ -32,7 +44,12 @@ def tile(ctx, data, reps):
 
 def full(ctx, value, shape):
     """``ConstantOfShape`` with a run-time shape."""
-    return ctx.emit("dyn.full", ctx.const(value), int64(ctx, shape), dtype=str(value.dtype))
+    call = ctx.emit("dyn.full", ctx.const(value), int64(ctx, shape), dtype=str(value.dtype))
+    target = shape_values.partial_ints(ctx, shape)
+    if target is None:
+        return call
+    return shape_values.refine(ctx, call, [d if d is not None and d >= 0 else shape_values.Any
+                                          for d in target])
 
 
 def slice_(ctx, data, starts, ends, axes, steps):

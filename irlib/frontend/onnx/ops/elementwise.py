@@ -218,7 +218,12 @@ def _prelu(ctx, inputs, attrs):
 
 @converter("Elu")
 def _elu(ctx, inputs, attrs):
-    data = inputs[0]
+    from .common import widened
+    # float16/bfloat16: alpha * (exp(x) - 1) in float32, rounded once (as expm1 would be)
+    return widened(ctx, [inputs[0]], lambda data: _elu_of(ctx, data, attrs), float16=True)
+
+
+def _elu_of(ctx, data, attrs):
     alpha = float(attrs.get("alpha", 1.0))
     negative = ctx.emit("multiply", _s(ctx, data, alpha),
                         ctx.emit("subtract", ctx.emit("exp", data), _s(ctx, data, 1)))

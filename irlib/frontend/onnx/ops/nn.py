@@ -219,7 +219,7 @@ def _gemm(ctx, inputs, attrs):
 
 @converter("MatMul")
 def _matmul(ctx, inputs, attrs):
-    return widened(ctx, list(inputs), lambda a, b: _matmul_of(ctx, a, b))
+    return widened(ctx, list(inputs), lambda a, b: _matmul_of(ctx, a, b), float16=True)
 
 
 def _matmul_of(ctx, a, b):

@@ -81,6 +81,12 @@ def _concat(ctx, inputs, attrs):
 
 def _squeeze(ctx, data, axes):
     if axes is None:
+        shape = ctx.shape(data)
+        ones = [axis for axis, dim in enumerate(shape) if isinstance(dim, int) and dim == 1]
+        if ones and len(ones) < len(shape) and ctx.static_shape(data) is None:
+            # some dims are known only at run time: squeeze the axes known to be 1, so that
+            # type inference (which cannot see run-time sizes) agrees on the rank
+            return ctx.emit("squeeze", data, axis=ones)
         return ctx.emit("squeeze", data)
     ndim = ctx.ndim(data)
     return ctx.emit("squeeze", data, axis=[normalize_axis(a, ndim) for a in axes])
