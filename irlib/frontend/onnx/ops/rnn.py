@@ -1,7 +1,12 @@
-"""Recurrent ONNX ops (RNN, GRU, LSTM), unrolled over the (static) sequence length.
+"""Recurrent ONNX ops (RNN, GRU, LSTM): unrolled over a static sequence length, a loop over
+one known only at run time.
 
-Each step is a handful of ``nn.dense`` + elementwise calls; forward, reverse and
-bidirectional layers and both layouts are supported. With ``sequence_lens`` (shorter
+Each step is a handful of ``nn.dense`` + elementwise calls (one ``cell`` function per op);
+a static length unrolls the steps, a run-time one (``x`` of shape ``[T, batch, input]`` with
+``T`` a size variable or ``?``: silero-vad's LSTM on a chunk of any length) runs the same cell
+in a recursive loop (:func:`.loops.build_loop`) whose step outputs are stacked. Forward,
+reverse and bidirectional layers and both layouts are supported; the batch size must be
+static. With ``sequence_lens`` (shorter
 sequences in a batch, known only at run time), step ``t`` of batch entry ``b`` updates the
 state only where ``t < sequence_lens[b]`` and yields zeros elsewhere: the final state is the
 state after the entry's last step, and a reverse pass starts at the entry's own last step.
@@ -63,19 +68,27 @@ def _split(ctx, tensor, parts, axis):
 
 
 def _prepare(ctx, inputs, attrs, gates):
-    """Shared input handling; returns (X steps, per-direction weights, initial states...)."""
+    """Shared input handling.
+
+    Returns:
+        ``(x, steps, layout, direction, directions, hidden, batch, seq_lens)``: ``x`` time
+        major (``[seq, batch, input]``), ``steps`` its static length or None (known only at
+        run time: the cells then run in a loop), ``seq_lens`` None or ``[batch, 1]`` int64.
+    """
     x = inputs[0]
     layout = attrs.get("layout", 0)
     if layout:
         x = ctx.emit("transpose", x, axes=[1, 0, 2])
-    shape = ctx.static_shape(x)
-    if shape is None:
-        unsupported("recurrent ops need a static sequence length and batch size")
+    shape = ctx.shape(x)
     steps, batch = shape[0], shape[1]
+    if not _is_int(batch):
+        unsupported("recurrent ops need a static batch size")
+    batch = int(batch)
+    steps = int(steps) if _is_int(steps) else None
     seq_lens = inputs[4] if len(inputs) > 4 else None
     if seq_lens is not None:
         lens = ctx.const_value(seq_lens)
-        if lens is not None and np.all(lens == steps):
+        if lens is not None and steps is not None and np.all(lens == steps):
             seq_lens = None
         else:
             # [batch, 1] so that it broadcasts against the [batch, hidden] states
@@ -84,19 +97,63 @@ def _prepare(ctx, inputs, attrs, gates):
     direction = attrs.get("direction", "forward")
     directions = 2 if direction == "bidirectional" else 1
     hidden = attrs.get("hidden_size") or int(ctx.shape(inputs[2])[-1])
-    xs = [ctx.emit("take", x, ctx.const(np.int64(t)), axis=0, mode="clip") for t in range(steps)]
-    return xs, layout, direction, directions, int(hidden), batch, seq_lens
+    return x, steps, layout, direction, directions, int(hidden), batch, seq_lens
+
+
+def _is_int(dim) -> bool:
+    return isinstance(dim, (int, np.integer)) and not isinstance(dim, bool)
 
 
 def _masked(ctx, seq_lens, t, new, old):
-    """``new`` where step ``t`` is inside the entry's sequence, else ``old`` (the state held
-    over, or zeros for the step output when ``old`` is None)."""
+    """``new`` where step ``t`` (an int64 scalar expression) is inside the entry's
+    sequence, else ``old`` (the state held over, or zeros for the step output when ``old``
+    is None)."""
     if seq_lens is None:
         return new
     if old is None:
         old = scalar(ctx, 0, ctx.dtype(new))
-    inside = ctx.emit("less", ctx.const(np.int64(t)), seq_lens)
+    inside = ctx.emit("less", t, seq_lens)
     return ctx.emit("where", inside, new, old)
+
+
+def _run_direction(ctx, x, steps, reverse, states, cell, name):
+    """Run ``cell`` over the time steps of ``x`` (forward, or from the end when
+    ``reverse``), starting from ``states``.
+
+    ``cell(x_t, t, states) -> (new_states, y_t)`` builds one step; ``t`` is the step's int64
+    scalar index. A static ``steps`` unrolls the steps; otherwise they run in a loop (a
+    recursive function, :func:`.loops.build_loop`) whose trip count is ``x``'s run-time
+    length.
+
+    Returns:
+        ``(ys, final_states)``: ``ys`` the step outputs stacked in time order
+        (``[seq, batch, hidden]``).
+    """
+    if steps is not None:
+        ys = [None] * steps
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        for t in order:
+            index = ctx.const(np.int64(t))
+            x_t = ctx.emit("take", x, index, axis=0, mode="clip")
+            states, ys[t] = cell(x_t, index, states)
+        return ctx.emit("stack", ctx.make_tuple(ys), axis=0), states
+    from .loops import build_loop, run_loop
+    length = ctx.emit("take", ctx.emit("shape_of", x, dtype="int64"),
+                      ctx.const(np.int64(0)), axis=0, mode="clip")
+
+    def make_body(i, cond, state_vars):
+        t = i if not reverse else ctx.emit(
+            "subtract", ctx.emit("subtract", length, ctx.const(np.int64(1))), i)
+        x_t = ctx.emit("take", x, t, axis=0, mode="clip")
+        new_states, y = cell(x_t, t, list(state_vars))
+        return None, list(new_states), [y]
+
+    parts = build_loop(ctx, list(states), make_body, length, name)
+    finals, stacks = run_loop(ctx, *parts, list(states), ctx.const(np.bool_(True)))
+    ys = stacks[0]
+    if reverse:
+        ys = ctx.emit("reverse", ys, axis=0)
+    return ys, finals
 
 
 def _state(ctx, tensor, d, batch, hidden, dtype, layout):
@@ -108,9 +165,9 @@ def _state(ctx, tensor, d, batch, hidden, dtype, layout):
 
 
 def _finish(ctx, per_direction_ys, finals, layout):
-    """Stack step outputs into Y [seq, dirs, batch, H] and finals into [dirs, batch, H]."""
-    ys = [ctx.emit("stack", ctx.make_tuple(ys), axis=0) for ys in per_direction_ys]
-    y = ctx.emit("stack", ctx.make_tuple(ys), axis=1)
+    """Stack the directions' outputs (each ``[seq, batch, H]``) into Y ``[seq, dirs, batch,
+    H]`` and the final states into ``[dirs, batch, H]``."""
+    y = ctx.emit("stack", ctx.make_tuple(per_direction_ys), axis=1)
     outputs = [y] + [ctx.emit("stack", ctx.make_tuple(states), axis=0) for states in finals]
     if layout:
         outputs[0] = ctx.emit("transpose", y, axes=[2, 0, 1, 3])
@@ -125,11 +182,6 @@ def _bias_parts(ctx, bias, d, gates, hidden, dtype):
     return _split(ctx, _direction_slice(ctx, bias, d), 2, 0)
 
 
-def _order(direction, d, steps):
-    reverse = direction == "reverse" or d == 1
-    return list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
-
-
 def _clip(ctx, value, attrs):
     if "clip" not in attrs:
         return value
@@ -139,7 +191,7 @@ def _clip(ctx, value, attrs):
 
 @converter("RNN")
 def _rnn(ctx, inputs, attrs):
-    xs, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 1)
+    x, steps, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 1)
     dtype = ctx.dtype(inputs[0])
     acts = _activations(ctx, attrs, ["Tanh"], directions)
     ys_all, finals = [], [[]]
@@ -147,22 +199,28 @@ def _rnn(ctx, inputs, attrs):
         w = _direction_slice(ctx, inputs[1], d)
         r = _direction_slice(ctx, inputs[2], d)
         wb, rb = _bias_parts(ctx, inputs[3] if len(inputs) > 3 else None, d, 1, hidden, dtype)
-        h = _state(ctx, inputs[5] if len(inputs) > 5 else None, d, batch, hidden, dtype, layout)
-        ys = [None] * len(xs)
-        for t in _order(direction, d, len(xs)):
-            pre = ctx.emit("add", ctx.emit("add", ctx.emit("nn.dense", xs[t], w),
+        h0 = _state(ctx, inputs[5] if len(inputs) > 5 else None, d, batch, hidden, dtype, layout)
+
+        def cell(x_t, t, states, w=w, r=r, wb=wb, rb=rb, act=acts[d][0]):
+            (h,) = states
+            pre = ctx.emit("add", ctx.emit("add", ctx.emit("nn.dense", x_t, w),
                                            ctx.emit("nn.dense", h, r)),
                            ctx.emit("add", wb, rb))
-            h = _masked(ctx, lens, t, acts[d][0](_clip(ctx, pre, attrs)), h)
-            ys[t] = _masked(ctx, lens, t, h, None)
+            h = _masked(ctx, lens, t, act(_clip(ctx, pre, attrs)), h)
+            return [h], _masked(ctx, lens, t, h, None)
+        ys, (h,) = _run_direction(ctx, x, steps, _reversed(direction, d), [h0], cell, "rnn")
         ys_all.append(ys)
         finals[0].append(h)
     return _finish(ctx, ys_all, finals, layout)
 
 
+def _reversed(direction, d) -> bool:
+    return direction == "reverse" or d == 1
+
+
 @converter("GRU")
 def _gru(ctx, inputs, attrs):
-    xs, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 3)
+    x, steps, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 3)
     dtype = ctx.dtype(inputs[0])
     acts = _activations(ctx, attrs, ["Sigmoid", "Tanh"], directions)
     before_reset = attrs.get("linear_before_reset", 0)
@@ -174,10 +232,11 @@ def _gru(ctx, inputs, attrs):
         wbz, wbr, wbh = _split(ctx, wb, 3, 0)
         rbz, rbr, rbh = _split(ctx, rb, 3, 0)
         f, g = acts[d]
-        h = _state(ctx, inputs[5] if len(inputs) > 5 else None, d, batch, hidden, dtype, layout)
-        ys = [None] * len(xs)
-        for t in _order(direction, d, len(xs)):
-            x = xs[t]
+        h0 = _state(ctx, inputs[5] if len(inputs) > 5 else None, d, batch, hidden, dtype, layout)
+
+        def cell(x, t, states, wz=wz, wr=wr, wh=wh, rz=rz, rr=rr, rh=rh, wbz=wbz, wbr=wbr,
+                 wbh=wbh, rbz=rbz, rbr=rbr, rbh=rbh, f=f, g=g):
+            (h,) = states
 
             def gate(w, r, wbias, rbias, state):
                 return ctx.emit("add", ctx.emit("add", ctx.emit("nn.dense", x, w), wbias),
@@ -195,7 +254,8 @@ def _gru(ctx, inputs, attrs):
             h = _masked(ctx, lens, t, ctx.emit(
                 "add", ctx.emit("multiply", ctx.emit("subtract", one, z), candidate),
                 ctx.emit("multiply", z, h)), h)
-            ys[t] = _masked(ctx, lens, t, h, None)
+            return [h], _masked(ctx, lens, t, h, None)
+        ys, (h,) = _run_direction(ctx, x, steps, _reversed(direction, d), [h0], cell, "gru")
         ys_all.append(ys)
         finals[0].append(h)
     return _finish(ctx, ys_all, finals, layout)
@@ -203,7 +263,7 @@ def _gru(ctx, inputs, attrs):
 
 @converter("LSTM")
 def _lstm(ctx, inputs, attrs):
-    xs, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 4)
+    x, steps, layout, direction, directions, hidden, batch, lens = _prepare(ctx, inputs, attrs, 4)
     dtype = ctx.dtype(inputs[0])
     acts = _activations(ctx, attrs, ["Sigmoid", "Tanh", "Tanh"], directions)
     if attrs.get("input_forget", 0):
@@ -215,29 +275,33 @@ def _lstm(ctx, inputs, attrs):
         r = _direction_slice(ctx, inputs[2], d)
         wb, rb = _bias_parts(ctx, inputs[3] if len(inputs) > 3 else None, d, 4, hidden, dtype)
         bias = ctx.emit("add", wb, rb)
-        h = _state(ctx, inputs[5] if len(inputs) > 5 else None, d, batch, hidden, dtype, layout)
-        c = _state(ctx, inputs[6] if len(inputs) > 6 else None, d, batch, hidden, dtype, layout)
+        h0 = _state(ctx, inputs[5] if len(inputs) > 5 else None, d, batch, hidden, dtype, layout)
+        c0 = _state(ctx, inputs[6] if len(inputs) > 6 else None, d, batch, hidden, dtype, layout)
+        peep = None
         if peepholes is not None:
-            pi, po, pf = _split(ctx, _direction_slice(ctx, peepholes, d), 3, 0)
-        f, g, hact = acts[d]
-        ys = [None] * len(xs)
-        for t in _order(direction, d, len(xs)):
-            pre = ctx.emit("add", ctx.emit("add", ctx.emit("nn.dense", xs[t], w),
+            peep = _split(ctx, _direction_slice(ctx, peepholes, d), 3, 0)
+
+        def cell(x_t, t, states, w=w, r=r, bias=bias, peep=peep, acts=acts[d]):
+            h, c = states
+            f, g, hact = acts
+            pre = ctx.emit("add", ctx.emit("add", ctx.emit("nn.dense", x_t, w),
                                            ctx.emit("nn.dense", h, r)), bias)
             i_pre, o_pre, f_pre, c_pre = _split(ctx, pre, 4, 1)
-            if peepholes is not None:
-                i_pre = ctx.emit("add", i_pre, ctx.emit("multiply", pi, c))
-                f_pre = ctx.emit("add", f_pre, ctx.emit("multiply", pf, c))
+            if peep is not None:
+                i_pre = ctx.emit("add", i_pre, ctx.emit("multiply", peep[0], c))
+                f_pre = ctx.emit("add", f_pre, ctx.emit("multiply", peep[2], c))
             i_gate = f(_clip(ctx, i_pre, attrs))
             f_gate = f(_clip(ctx, f_pre, attrs))
             c_new = ctx.emit("add", ctx.emit("multiply", f_gate, c),
                              ctx.emit("multiply", i_gate, g(_clip(ctx, c_pre, attrs))))
-            if peepholes is not None:
-                o_pre = ctx.emit("add", o_pre, ctx.emit("multiply", po, c_new))
+            if peep is not None:
+                o_pre = ctx.emit("add", o_pre, ctx.emit("multiply", peep[1], c_new))
             o_gate = f(_clip(ctx, o_pre, attrs))
             h = _masked(ctx, lens, t, ctx.emit("multiply", o_gate, hact(c_new)), h)
             c = _masked(ctx, lens, t, c_new, c)
-            ys[t] = _masked(ctx, lens, t, h, None)
+            return [h, c], _masked(ctx, lens, t, h, None)
+        ys, (h, c) = _run_direction(ctx, x, steps, _reversed(direction, d), [h0, c0], cell,
+                                    "lstm")
         ys_all.append(ys)
         finals[0].append(h)
         finals[1].append(c)
