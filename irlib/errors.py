@@ -19,8 +19,8 @@ how to fix it. Internal ``KeyError``/``IndexError`` must never escape the public
      ├── OpImplError                                 an op's reference implementation failed
      ├── UnsupportedOpError                          an importer met an op it cannot map
      ├── ParamsFormatError                           a params blob is corrupt
-     ├── GradientError        (also NotImplementedError) an op's gradient rule cannot
-     │                                               differentiate this call
+     ├── GradientError        (also NotImplementedError) an op has no gradient rule,
+     │                                               or its rule cannot differentiate this call
      ├── TensorTooLargeError                         a tensor over the size limit would be
      │                                               materialised (irlib.limits)
      ├── UnknownNameError     (also a LookupError)  a module has no global/type/ctor by that name
@@ -164,9 +164,9 @@ class ParamsFormatError(IRError):
 
 
 class GradientError(IRError, NotImplementedError):
-    """An op's gradient rule cannot differentiate a call (symbolic sizes it needs, an
-    unsupported attribute combination, missing argument types); names the op and why.
-    Also a ``NotImplementedError``, which these rules raised before."""
+    """An op has no gradient rule, or its rule cannot differentiate a call (symbolic sizes it
+    needs, an unsupported attribute combination, missing argument types); names the op and
+    why. Also a ``NotImplementedError``, which these rules raised before."""
 
 
 class TensorTooLargeError(IRError):

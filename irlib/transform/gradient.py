@@ -165,8 +165,8 @@ class _Backward:
     def _call(self, var, call, adjoint, adjoints, backward):
         op_def = call.op.op_def
         if op_def.grad is None:
-            raise IRError(f"gradient: operator {op_def.name!r} has no registered gradient "
-                          f"(input has operators with missing gradients)")
+            raise GradientError(f"gradient: operator {op_def.name!r} has no registered "
+                                f"gradient (input has operators with missing gradients)")
         out_grad = _materialize(adjoint, var.checked_type, var)
         grads = call_grad_rule(op_def, call, out_grad)
         for arg, grad in zip(call.args, grads):

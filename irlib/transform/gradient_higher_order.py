@@ -31,7 +31,7 @@ Before/after (abbreviated)::
 
 from __future__ import annotations
 
-from ..errors import IRError
+from ..errors import GradientError, IRError
 from ..ir import expr as E
 from ..ir.functor import pattern_vars, post_order, rename_pattern
 from ..ir.types import TensorType, TupleType
@@ -159,8 +159,8 @@ class _Transformer:
             return
         op_def = call.op.op_def
         if op_def.grad is None:
-            raise IRError(f"gradient: operator {op_def.name!r} has no registered gradient "
-                          f"(input has operators with missing gradients)")
+            raise GradientError(f"gradient: operator {op_def.name!r} has no registered "
+                                f"gradient (input has operators with missing gradients)")
         grads = call_grad_rule(op_def, forward, _grad_read(new_var, out_type))
         back = []
         for arg, grad in zip(call.args, grads):

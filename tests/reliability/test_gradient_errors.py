@@ -42,3 +42,16 @@ def test_no_bare_not_implemented_error_in_op_rules():
                 if isinstance(target, ast.Name) and target.id == "NotImplementedError":
                     offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == ["extern_call.py:85"] or offenders == [], offenders
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("mode", ["first_order", "higher_order"])
+def test_an_op_without_a_gradient_rule_is_a_gradient_error(mode):
+    # image.grid_sample registers no gradient rule: the gradient pass says so, naming it
+    data = irlib.var("data", shape=(1, 1, 3, 3))
+    grid = irlib.var("grid", shape=(1, 2, 2, 2))
+    func = irlib.Function([data, grid], irlib.image.grid_sample(data, grid))
+    mod = irlib.transform.InferType()(irlib.IRModule.from_expr(func))
+    with pytest.raises(GradientError, match="'image.grid_sample' has no registered gradient"):
+        irlib.transform.gradient(mod["main"], mod=mod if mode == "higher_order" else None,
+                                 mode=mode)
