@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import expr as E
-from ..ir.functor import children, rebuild
+from ..ir.functor import children, post_order, rebuild
 from ..ir.module import IRModule
 from ..op.registry import get_def
 from ._fusion_graph import build_graph, is_opaque_function
@@ -63,13 +63,14 @@ def _is_non_computational(op: E.Op) -> bool:
 
 
 class _FuseMutator:
-    """Rewrites an expression given the group of every node (explicit stack, memoised).
+    """Rewrites an expression given the group of every node (memoised, no recursion).
 
-    NOTE: this is the one rewrite that keeps its own walk instead of
-    :class:`~irlib.ir.functor.ExprMutator`: a group's parameters are created *between* the
-    visits of a node's arguments (argument i's subtree, then its parameter, then argument
-    i + 1), which gives Relay's parameter order; a bottom-up mutator sees all arguments
-    rewritten before it could create the first parameter.
+    The walk is :func:`~irlib.ir.functor.post_order` over the expression with one extra
+    item per argument edge of a grouped node, ``("arg", node, index, argument)``, whose only
+    child is the argument: so a group's parameter for argument i is created right after
+    argument i's subtree is rewritten and before argument i + 1's is entered, which is
+    Relay's parameter order (a plain bottom-up mutator would see every argument rewritten
+    before it could create the first parameter).
     """
 
     def __init__(self, graph, groups):
@@ -90,41 +91,37 @@ class _FuseMutator:
             return self.graph_nodes[self.group(node).root_index] is not node
         return kind is E.TupleGetItem
 
+    def _steps(self, item) -> tuple:
+        """The items to finish before ``item`` (an expression node or an argument edge)."""
+        if type(item) is tuple:
+            return (item[3],)
+        kind = type(item)
+        if kind is E.Function and is_opaque_function(item) or kind is E.Op:
+            return ()
+        if kind is E.Call and isinstance(item.op, E.Op) and item.op.name == _STOP_FUSION:
+            return (item.args[0],)
+        if self._is_grouped(item):
+            operands = item.args if kind is E.Call else children(item)
+            return tuple(("arg", item, index, arg) for index, arg in enumerate(operands))
+        return children(item)
+
     def run(self, expr, graph_nodes):
         self.graph_nodes = graph_nodes
         memo, pending = self.memo, self.pending
-        stack = [("visit", expr, None)]
-        while stack:
-            event, node, extra = stack.pop()
-            if event == "visit":
-                if node in memo:
-                    continue
-                kind = type(node)
-                if kind is E.Function and is_opaque_function(node) or kind is E.Op:
-                    memo[node] = node
-                elif kind is E.Call and isinstance(node.op, E.Op) \
-                        and node.op.name == _STOP_FUSION:
-                    stack.append(("alias", node, node.args[0]))
-                    stack.append(("visit", node.args[0], None))
-                elif self._is_grouped(node):
-                    operands = node.args if kind is E.Call else children(node)
-                    pending[node] = []
-                    stack.append(("done", node, None))
-                    for arg in reversed(operands):
-                        stack.append(("arg", node, arg))
-                        stack.append(("visit", arg, None))
-                else:
-                    stack.append(("rebuild", node, None))
-                    stack.extend(("visit", c, None) for c in reversed(children(node))
-                                 if c not in memo)
-            elif event == "arg":
-                pending[node].append(self._new_argument(extra, self.group(node)))
-            elif event == "alias":
-                memo[node] = memo[extra]
-            elif event == "rebuild":
-                memo[node] = rebuild(node, tuple(memo[c] for c in children(node)))
+        for item in post_order(expr, children_of=self._steps):
+            if type(item) is tuple:
+                _, node, _, arg = item
+                pending.setdefault(node, []).append(self._new_argument(arg, self.group(node)))
+                continue
+            node, kind = item, type(item)
+            if kind is E.Function and is_opaque_function(node) or kind is E.Op:
+                memo[node] = node
+            elif kind is E.Call and isinstance(node.op, E.Op) and node.op.name == _STOP_FUSION:
+                memo[node] = memo[node.args[0]]
+            elif self._is_grouped(node):
+                memo[node] = self._finish(node, pending.pop(node, []))
             else:
-                memo[node] = self._finish(node, pending.pop(node))
+                memo[node] = rebuild(node, tuple(memo[c] for c in children(node)))
         return memo[expr]
 
     def _new_argument(self, arg, group):
