@@ -37,7 +37,7 @@ from irlib.ir.dims import AnyDim, DimExpr
 from irlib.ir.types import TensorType
 
 from .dim_source import SIZE_PREFIX, dim_source
-from .scalar_ops import BINARY, COMPARISONS, UNARY, literal
+from .scalar_ops import RULES, literal
 
 
 class Unsupported(Exception):
@@ -168,7 +168,7 @@ class _Emitter:
         self.lines.append(f"{name} = {expression}")
         return name
 
-    # -- per-node rules -----------------------------------------------------------------------
+    # -- per-node rules (the op's record in scalar_ops.RULES names them) ----------------------
     def operands(self, node, index: list) -> list:
         """``(operand node, operand index)`` pairs ``node`` reads at ``index``."""
         if node in self.inputs or isinstance(node, E.Constant):
@@ -177,35 +177,66 @@ class _Emitter:
             return [self.split_operand(node, index)]
         if not isinstance(node, E.Call) or not isinstance(node.op, E.Op):
             raise Unsupported(f"{type(node).__name__} in a fused group")
-        name, args, attrs = node.op.name, node.args, node.attrs
-        if name in ("zeros", "ones", "zeros_like", "ones_like"):
-            return []
-        if name in UNARY or name in ("clip", "nn.leaky_relu", "cast"):
-            return [(args[0], index)]
-        if name in BINARY or name == "where":
-            return [(a, _broadcast_index(index, _shape(a))) for a in args]
-        if name == "nn.bias_add":
-            axis = attrs["axis"] % len(index)
-            return [(args[0], index), (args[1], [index[axis]])]
-        if name == "broadcast_to":
-            return [(args[0], _broadcast_index(index, _shape(args[0])))]
-        if name == "expand_dims":
-            axis = attrs["axis"]
-            axis = axis if axis >= 0 else axis + len(index)
-            return [(args[0], index[:axis] + index[axis + attrs["num_newaxis"]:])]
-        if name == "transpose":
-            axes = attrs["axes"] or tuple(reversed(range(len(index))))
-            source = [None] * len(index)
-            for out_dim, in_dim in enumerate(axes):
-                source[in_dim % len(index)] = index[out_dim]
-            return [(args[0], source)]
-        if name in ("reshape", "nn.batch_flatten", "squeeze"):
-            return [(args[0], self.reshape_index(index, _shape(node), _shape(args[0])))]
-        if name == "concatenate":
-            return self.concat_operands(node, index)
-        if name == "layout_transform":
-            return [(args[0], _layout_source(attrs["src_layout"], attrs["dst_layout"], index))]
-        raise Unsupported(f"op {name}")
+        rule = RULES.get(node.op.name)
+        if rule is None:
+            raise Unsupported(f"op {node.op.name}")
+        return getattr(self, "index_" + rule.index)(node, index)
+
+    @staticmethod
+    def index_none(node, index: list) -> list:
+        """A constant fill reads nothing."""
+        return []
+
+    @staticmethod
+    def index_same(node, index: list) -> list:
+        """Elementwise: every operand at the output index."""
+        return [(arg, index) for arg in node.args]
+
+    @staticmethod
+    def index_broadcast(node, index: list) -> list:
+        """Broadcasting: each operand at its broadcast index."""
+        return [(arg, _broadcast_index(index, _shape(arg))) for arg in node.args]
+
+    @staticmethod
+    def index_bias_add(node, index: list) -> list:
+        """``nn.bias_add``: the data at the index, the bias at the index along ``axis``."""
+        axis = node.attrs["axis"] % len(index)
+        return [(node.args[0], index), (node.args[1], [index[axis]])]
+
+    @staticmethod
+    def index_broadcast_to(node, index: list) -> list:
+        """``broadcast_to``: the operand at its broadcast index."""
+        return [(node.args[0], _broadcast_index(index, _shape(node.args[0])))]
+
+    @staticmethod
+    def index_expand_dims(node, index: list) -> list:
+        """``expand_dims``: the output index without the new axes."""
+        axis = node.attrs["axis"]
+        axis = axis if axis >= 0 else axis + len(index)
+        return [(node.args[0], index[:axis] + index[axis + node.attrs["num_newaxis"]:])]
+
+    @staticmethod
+    def index_transpose(node, index: list) -> list:
+        """``transpose``: the output index permuted back."""
+        axes = node.attrs["axes"] or tuple(reversed(range(len(index))))
+        source = [None] * len(index)
+        for out_dim, in_dim in enumerate(axes):
+            source[in_dim % len(index)] = index[out_dim]
+        return [(node.args[0], source)]
+
+    def index_reshape(self, node, index: list) -> list:
+        """``reshape``/``squeeze``/``nn.batch_flatten``: the index of the same element."""
+        return [(node.args[0], self.reshape_index(index, _shape(node), _shape(node.args[0])))]
+
+    def index_concatenate(self, node, index: list) -> list:
+        """``concatenate``: each field at the index shifted along the axis (clamped)."""
+        return self.concat_operands(node, index)
+
+    @staticmethod
+    def index_layout_transform(node, index: list) -> list:
+        """``layout_transform`` (a permutation): the index in the source layout."""
+        attrs = node.attrs
+        return [(node.args[0], _layout_source(attrs["src_layout"], attrs["dst_layout"], index))]
 
     def split_operand(self, node, index: list) -> tuple:
         """``split(x)[i]`` reads ``x`` shifted by the start of section ``i``; ``(a, b).i``
@@ -309,44 +340,37 @@ class _Emitter:
             return literal(data.reshape(-1)[0], data.dtype.name)
         if isinstance(node, E.TupleGetItem):
             return values[0]
-        name, attrs = node.op.name, node.attrs
+        rule = RULES[node.op.name]
         dtype = _dtype(node)
-        if name in ("zeros", "ones", "zeros_like", "ones_like"):
-            return literal(1.0 if name.startswith("ones") else 0.0, dtype)
-        if name in ("erf", "fast_erf") and dtype == "float32":
-            text = f"_erf32({values[0]})"          # vectorises (fast_scalar.py)
-        elif name in UNARY:
-            text = UNARY[name].format(*values)
-            if name == "nn.relu":
-                text = f"max({values[0]}, {literal(0.0, dtype)})"
-        elif name in BINARY:
-            text = BINARY[name].format(*values)
-        elif name == "where":
-            text = f"({values[1]} if {values[0]} else {values[2]})"
-        elif name == "clip":
-            text = (f"min(max({values[0]}, {literal(attrs['a_min'], dtype)}), "
-                    f"{literal(attrs['a_max'], dtype)})")
-        elif name == "nn.leaky_relu":
-            text = (f"({values[0]} if {values[0]} > 0 else "
-                    f"{values[0]} * {literal(attrs['alpha'], dtype)})")
-        elif name == "cast":
-            text = f"np.{dtype}({values[0]})"
-        elif name == "nn.bias_add":
-            text = f"({values[0]} + {values[1]})"
-        elif name == "concatenate":
-            axis = attrs["axis"] % len(index)
-            bounds, start = [], 0
-            for field in node.args[0].fields:
-                start += _shape(field)[axis]
-                bounds.append(start)
-            text = values[-1]
-            for bound, value in reversed(list(zip(bounds[:-1], values[:-1]))):
-                text = f"({value} if {index[axis]} < {_src(bound)} else {text})"
-        else:                                   # index-only ops: the operand's value
-            return values[0]
-        if name not in COMPARISONS and dtype in ("float32", "float64") and name != "cast":
+        if rule.combine is not None:
+            text = getattr(self, "combine_" + rule.combine)(node, index, values)
+        else:
+            template = rule.template
+            if template is None:                # index-only ops: the operand's value
+                return values[0]
+            if rule.float32_template is not None and dtype == "float32":
+                template = rule.float32_template
+            literals = {name: literal(node.attrs[name], dtype) for name in rule.literal_attrs}
+            text = template.format(*values, dtype=dtype, zero=literal(0.0, dtype),
+                                   one=literal(1.0, dtype), **literals)
+            if rule.index == "none":            # a constant fill: the literal itself
+                return text
+        if rule.float_result and dtype in ("float32", "float64"):
             text = f"np.{dtype}({text})"
         return self.new_local(text)
+
+    @staticmethod
+    def combine_concatenate(node, index: list, values: list) -> str:
+        """``concatenate``: the value of the field whose range holds the index on the axis."""
+        axis = node.attrs["axis"] % len(index)
+        bounds, start = [], 0
+        for field in node.args[0].fields:
+            start += _shape(field)[axis]
+            bounds.append(start)
+        text = values[-1]
+        for bound, value in reversed(list(zip(bounds[:-1], values[:-1]))):
+            text = f"({value} if {index[axis]} < {_src(bound)} else {text})"
+        return text
 
 
 PARALLEL_MIN_ELEMENTS = 1 << 20

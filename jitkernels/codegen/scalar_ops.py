@@ -1,9 +1,14 @@
-"""Scalar and index rules of the ops the fused-group code generator inlines.
+"""One record per op the fused-group code generator inlines: :data:`RULES`.
 
-Each elementwise/broadcast op maps to a template of a Python/numba scalar expression over its
-operands' values (``{0}``, ``{1}``, ...). Index-remapping (injective) ops are handled in
-:mod:`jitkernels.codegen.generator`, which asks :func:`index_rule` how an output index maps
-to the index of the operand.
+A record (:class:`OpRule`) says how the generated loop reads the op's operands at an output
+index (``index``: the name of a rule of :class:`jitkernels.codegen.generator._Emitter`, e.g.
+``"same"`` for elementwise ops, ``"broadcast"``, ``"transpose"``), and how it computes the
+op's scalar value from the operands' values: a ``template`` of a Python/numba expression
+over ``{0}``, ``{1}``, ... (with ``{dtype}``, ``{zero}`` and the ``literal_attrs`` as
+literals of the result dtype), or ``None`` for index-only ops (the value is the operand's),
+or a ``combine`` rule of the emitter for what a template cannot say (``concatenate``).
+``float_result`` casts the expression back to the float dtype (not for comparisons, casts
+and constant fills); ``float32_template`` replaces the template for float32 results.
 
 Only float operands are generated (integer division and rounding rules differ between
 numpy and Python scalars); a group with anything else falls back.
@@ -11,47 +16,84 @@ numpy and Python scalars); a group with anything else falls back.
 
 from __future__ import annotations
 
-UNARY = {
-    "negative": "(-{0})",
-    "exp": "math.exp({0})", "fast_exp": "math.exp({0})",
-    "log": "math.log({0})", "log2": "math.log2({0})", "log10": "math.log10({0})",
-    "sqrt": "math.sqrt({0})", "rsqrt": "(1.0 / math.sqrt({0}))",
-    "tanh": "math.tanh({0})", "fast_tanh": "math.tanh({0})",
-    "sigmoid": "(1.0 / (1.0 + math.exp(-{0})))",
-    "nn.relu": "max({0}, 0.0)",
-    "abs": "abs({0})",
-    "sin": "math.sin({0})", "cos": "math.cos({0})", "tan": "math.tan({0})",
-    "sinh": "math.sinh({0})", "cosh": "math.cosh({0})",
-    "asin": "math.asin({0})", "acos": "math.acos({0})", "atan": "math.atan({0})",
-    "erf": "math.erf({0})", "fast_erf": "math.erf({0})",
-    "floor": "math.floor({0})", "ceil": "math.ceil({0})", "trunc": "math.trunc({0})",
-    "copy": "{0}",
-}
-"""Unary ops on floats: template of the scalar expression."""
+from typing import NamedTuple, Optional
 
-BINARY = {
-    "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
-    "divide": "({0} / {1})", "maximum": "max({0}, {1})", "minimum": "min({0}, {1})",
-    "power": "({0} ** {1})",
-    "greater": "({0} > {1})", "greater_equal": "({0} >= {1})", "less": "({0} < {1})",
-    "less_equal": "({0} <= {1})", "equal": "({0} == {1})", "not_equal": "({0} != {1})",
-}
-"""Binary broadcasting ops: template of the scalar expression."""
 
-COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal",
-                         "not_equal"})
-INDEX_OPS = frozenset({"expand_dims", "squeeze", "reshape", "nn.batch_flatten", "transpose",
-                       "broadcast_to", "nn.bias_add", "where", "clip", "nn.leaky_relu",
-                       "cast", "concatenate", "zeros", "ones", "zeros_like", "ones_like",
-                       "layout_transform"})
-"""Ops the generator handles with their own rules (besides UNARY and BINARY)."""
+class OpRule(NamedTuple):
+    """How the generator inlines one op (see the module docstring)."""
+
+    index: str
+    template: Optional[str] = None
+    literal_attrs: tuple = ()
+    float_result: bool = True
+    float32_template: Optional[str] = None
+    combine: Optional[str] = None
+
+
+def _unary(template: str, **extra) -> OpRule:
+    return OpRule("same", template, **extra)
+
+
+def _binary(template: str, float_result: bool = True) -> OpRule:
+    return OpRule("broadcast", template, float_result=float_result)
+
+
+RULES = {
+    # elementwise unary ops on floats
+    "negative": _unary("(-{0})"),
+    "exp": _unary("math.exp({0})"), "fast_exp": _unary("math.exp({0})"),
+    "log": _unary("math.log({0})"), "log2": _unary("math.log2({0})"),
+    "log10": _unary("math.log10({0})"),
+    "sqrt": _unary("math.sqrt({0})"), "rsqrt": _unary("(1.0 / math.sqrt({0}))"),
+    "tanh": _unary("math.tanh({0})"), "fast_tanh": _unary("math.tanh({0})"),
+    "sigmoid": _unary("(1.0 / (1.0 + math.exp(-{0})))"),
+    "nn.relu": _unary("max({0}, {zero})"),
+    "abs": _unary("abs({0})"),
+    "sin": _unary("math.sin({0})"), "cos": _unary("math.cos({0})"),
+    "tan": _unary("math.tan({0})"), "sinh": _unary("math.sinh({0})"),
+    "cosh": _unary("math.cosh({0})"), "asin": _unary("math.asin({0})"),
+    "acos": _unary("math.acos({0})"), "atan": _unary("math.atan({0})"),
+    # float32 erf: a vectorisable rational approximation (fast_scalar.py)
+    "erf": _unary("math.erf({0})", float32_template="_erf32({0})"),
+    "fast_erf": _unary("math.erf({0})", float32_template="_erf32({0})"),
+    "floor": _unary("math.floor({0})"), "ceil": _unary("math.ceil({0})"),
+    "trunc": _unary("math.trunc({0})"),
+    "copy": _unary("{0}"),
+    "clip": _unary("min(max({0}, {a_min}), {a_max})", literal_attrs=("a_min", "a_max")),
+    "nn.leaky_relu": _unary("({0} if {0} > 0 else {0} * {alpha})", literal_attrs=("alpha",)),
+    "cast": _unary("np.{dtype}({0})", float_result=False),
+    # broadcasting binary ops
+    "add": _binary("({0} + {1})"), "subtract": _binary("({0} - {1})"),
+    "multiply": _binary("({0} * {1})"), "divide": _binary("({0} / {1})"),
+    "maximum": _binary("max({0}, {1})"), "minimum": _binary("min({0}, {1})"),
+    "power": _binary("({0} ** {1})"),
+    "greater": _binary("({0} > {1})", False), "greater_equal": _binary("({0} >= {1})", False),
+    "less": _binary("({0} < {1})", False), "less_equal": _binary("({0} <= {1})", False),
+    "equal": _binary("({0} == {1})", False), "not_equal": _binary("({0} != {1})", False),
+    "where": _binary("({1} if {0} else {2})"),
+    "nn.bias_add": OpRule("bias_add", "({0} + {1})"),
+    # constant fills: the literal itself, no operand read
+    "zeros": OpRule("none", "{zero}", float_result=False),
+    "zeros_like": OpRule("none", "{zero}", float_result=False),
+    "ones": OpRule("none", "{one}", float_result=False),
+    "ones_like": OpRule("none", "{one}", float_result=False),
+    # index-remapping ops: the operand's value at a remapped index
+    "broadcast_to": OpRule("broadcast_to"),
+    "expand_dims": OpRule("expand_dims"),
+    "squeeze": OpRule("reshape"), "reshape": OpRule("reshape"),
+    "nn.batch_flatten": OpRule("reshape"),
+    "transpose": OpRule("transpose"),
+    "layout_transform": OpRule("layout_transform"),
+    "concatenate": OpRule("concatenate", combine="concatenate"),
+}
+"""Op name -> :class:`OpRule`: every op the generator inlines."""
 
 FLOAT_DTYPES = frozenset({"float32", "float64"})
 
 
 def supported(op_name: str) -> bool:
     """Whether the generator can inline ``op_name``."""
-    return op_name in UNARY or op_name in BINARY or op_name in INDEX_OPS
+    return op_name in RULES
 
 
 def literal(value: float, dtype: str) -> str:
