@@ -11,7 +11,7 @@ import numpy as np
 
 import irlib
 
-__all__ = ["run", "to_numpy", "assert_close", "tvar", "assert_rewrites"]
+__all__ = ["run", "to_numpy", "assert_close", "tvar", "assert_rewrites", "make_list_module"]
 
 
 def run(mod, *args, kind: str = "debug"):
@@ -74,3 +74,16 @@ def assert_rewrites(transform, before: str, after: str):
     assert structural_equal(out, expected, map_free_vars=True), (
         f"the pass gave\n{out}\nbut the test expects\n{expected}")
     return out
+
+
+def make_list_module():
+    """A module with ``type List[A] { Cons(A, List[A]), Nil }`` built by hand (no parser,
+    no Prelude); returns ``(mod, list_type, cons, nil)``."""
+    from irlib import Constructor, GlobalTypeVar, IRModule, TypeCall, TypeData, TypeVar
+    mod = IRModule()
+    list_type = GlobalTypeVar("List")
+    a = TypeVar("A")
+    cons = Constructor("Cons", [a, TypeCall(list_type, [a])], list_type)
+    nil = Constructor("Nil", [], list_type)
+    mod[list_type] = TypeData(list_type, [a], [cons, nil])
+    return mod, list_type, cons, nil

@@ -16,21 +16,17 @@ import numpy as np
 
 import irlib
 from irlib import (Call, Clause, Constructor, Function, FuncType, GlobalTypeVar, GlobalVar,
-                   If, IRModule, Match, PatternConstructor, PatternVar, PatternWildcard,
+                   If, Match, PatternConstructor, PatternVar, PatternWildcard,
                    TensorType, TypeCall, TypeData, TypeVar, Var, const)
 from interp import ConstructorValue, NDArray
+from helpers import make_list_module
 
 INT = TensorType((), "int32")
 
 
 def list_module():
     """The module described in the module docstring; returns ``(mod, names)``."""
-    mod = IRModule()
-    list_type = GlobalTypeVar("List")
-    a = TypeVar("A")
-    cons = Constructor("Cons", [a, TypeCall(list_type, [a])], list_type)
-    nil = Constructor("Nil", [], list_type)
-    mod[list_type] = TypeData(list_type, [a], [cons, nil])
+    mod, list_type, cons, nil = make_list_module()
     nat_type = GlobalTypeVar("nat")
     zero = Constructor("zero", [], nat_type)
     succ = Constructor("succ", [TypeCall(nat_type, [])], nat_type)

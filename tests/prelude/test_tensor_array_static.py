@@ -5,13 +5,12 @@ worked out by hand)."""
 import numpy as np
 import pytest
 
-import interp
 import irlib
 from irlib import FuncType, TensorType, TypeCall
-from interp import ConstructorValue, NDArray
 from irlib.ir.dims import Any
 from irlib.prelude import Prelude
 from irlib.prelude_static import StaticTensorArrayOps, get_tensor_array_shape
+from tensor_array_helpers import items, run, tensor
 
 INT32 = TensorType((), "int32")
 INDICES = TensorType((Any,), "int32")
@@ -129,30 +128,6 @@ def test_get_tensor_array_shape(prelude):
 
 
 # -- values ---------------------------------------------------------------------------------------
-
-def run(prelude, text, *args):
-    expr = irlib.parse_expr(text, init_module=prelude.mod)
-    result = interp.create_executor("debug", mod=prelude.mod).evaluate(expr)
-    return result(*args) if args else result
-
-
-def tensor(value):
-    """``(constructor name, array)`` of a static tensor ADT value, or ``"nil"``."""
-    assert isinstance(value, ConstructorValue), value
-    if not value.fields:
-        return "nil"
-    (data,) = value.fields
-    assert isinstance(data, NDArray)
-    return value.constructor.name_hint, data.numpy()
-
-
-def items(value):
-    out = []
-    while value.constructor.name_hint == "Cons":
-        out.append(tensor(value.fields[0]))
-        value = value.fields[1]
-    return out
-
 
 def assert_tensor(actual, ctor, expected):
     assert actual[0] == ctor

@@ -3,13 +3,14 @@
 import pytest
 
 import irlib
-from irlib import (Call, Clause, Constructor, FuncType, Function, GlobalTypeVar, GlobalVar, If,
-                   IRModule, Let, Match, PatternConstructor, PatternVar, RefCreate, RefRead,
-                   RefType, RefWrite, TensorType, Tuple, TupleGetItem, TupleType, TypeCall,
-                   TypeData, TypeVar, UntypedError, const, var)
+from irlib import (Call, Clause, Constructor, FuncType, Function, GlobalVar, If, IRModule, Let,
+                   Match, PatternConstructor, PatternVar, RefCreate, RefRead, RefType,
+                   RefWrite, TensorType, Tuple, TupleGetItem, TupleType, TypeCall, TypeVar,
+                   UntypedError, const, var)
 from irlib.ir.functor import post_order
 from irlib.ir.type_functor import iter_types
 from irlib.transform import InferType, ModulePass, Pass, PassInfo, infer_type
+from helpers import make_list_module
 
 F32 = TensorType((), "float32")
 I32 = TensorType((), "int32")
@@ -18,17 +19,6 @@ BOOL = TensorType((), "bool")
 
 def tensor(*shape, dtype="float32"):
     return TensorType(shape, dtype)
-
-
-def make_list_module():
-    """A module with ``type List[A] { Cons(A, List[A]), Nil }`` built by hand."""
-    mod = IRModule()
-    list_type = GlobalTypeVar("List")
-    a = TypeVar("A")
-    cons = Constructor("Cons", [a, TypeCall(list_type, [a])], list_type)
-    nil = Constructor("Nil", [], list_type)
-    mod[list_type] = TypeData(list_type, [a], [cons, nil])
-    return mod, list_type, cons, nil
 
 
 def add_length(mod, list_type, cons, nil, annotated=True):

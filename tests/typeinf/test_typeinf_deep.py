@@ -1,9 +1,9 @@
 """100,000-deep programs type-check without RecursionError (no timing assertions)."""
 
 import irlib
-from irlib import (Call, Constructor, Function, GlobalTypeVar, IRModule, Let, TensorType,
-                   TypeCall, TypeData, TypeVar, const, var)
+from irlib import Call, Function, Let, TensorType, TypeCall, const, var
 from irlib.transform import InferType, infer_type
+from helpers import make_list_module
 
 DEPTH = 100_000
 
@@ -36,12 +36,7 @@ def test_deep_nested_call_chain():
 
 
 def test_deep_adt_construction():
-    mod = IRModule()
-    list_type = GlobalTypeVar("List")
-    a = TypeVar("A")
-    cons = Constructor("Cons", [a, TypeCall(list_type, [a])], list_type)
-    nil = Constructor("Nil", [], list_type)
-    mod[list_type] = TypeData(list_type, [a], [cons, nil])
+    mod, list_type, cons, nil = make_list_module()
     expr = Call(nil, [])
     for i in range(DEPTH):
         expr = Call(cons, [const(i % 7), expr])

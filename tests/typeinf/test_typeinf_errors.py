@@ -5,20 +5,11 @@ import pytest
 import irlib
 from irlib import (Call, Clause, Constructor, Function, GlobalTypeVar, GlobalVar, If, IRModule,
                    Let, Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard,
-                   RefRead, TensorType, Tuple, TupleGetItem, TypeCall, TypeData,
-                   TypeInferenceError, TypeVar, const, var)
+                   RefRead, TensorType, Tuple, TupleGetItem, TypeCall, TypeInferenceError,
+                   const, var)
 from irlib.errors import TypeErrorReport
 from irlib.transform import InferType, infer_type
-
-
-def make_list_module():
-    mod = IRModule()
-    list_type = GlobalTypeVar("List")
-    a = TypeVar("A")
-    cons = Constructor("Cons", [a, TypeCall(list_type, [a])], list_type)
-    nil = Constructor("Nil", [], list_type)
-    mod[list_type] = TypeData(list_type, [a], [cons, nil])
-    return mod, list_type, cons, nil
+from helpers import make_list_module
 
 
 def infer_error(expr, mod=None) -> TypeInferenceError:
