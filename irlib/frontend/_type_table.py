@@ -40,9 +40,17 @@ class TypeTable:
         if isinstance(expr, E.Var) and expr.type_annotation is not None:
             return expr.type_annotation
         if isinstance(expr, E.Constant):
-            array = expr.data.numpy()
-            return TensorType(array.shape, str(array.dtype))
+            return self.constant_type(expr.data.numpy())
         raise self.conversion_error(f"internal: no type known for {type(expr).__name__}")
+
+    def constant_type(self, array):
+        """The type of a constant holding numpy ``array`` (a hook: the ONNX importer types
+        string arrays as ``"string"`` tensors).
+
+        Args:
+            array: the constant's data.
+        """
+        return TensorType(array.shape, str(array.dtype))
 
     def set_type(self, expr, ty):
         """Record ``ty`` as the type of ``expr``; returns ``expr``.

@@ -27,6 +27,7 @@ from ...ndarray import NDArray
 from ...op import frontend as _frontend_ops  # noqa: F401  (registers the dyn.*/onnx.* ops)
 from ...op import registry as op_registry
 from .. import ConversionError, ModelFormatError, OpNotImplemented
+from .._type_table import TypeTable
 from . import registry
 
 # ops whose value differs between runs: never folded.
@@ -219,35 +220,32 @@ class GraphContext:
         if name:
             self.env[name] = value
 
-    # -- types ---------------------------------------------------------------------------
+    # -- types: the importer's one TypeTable, shared by every graph's context ------------
     def type_of(self, expr):
-        """The type of ``expr`` (built by this importer)."""
+        """The type of ``expr`` (built by this importer): :meth:`TypeTable.type_of`."""
         return self.importer.type_of(expr)
 
     def set_type(self, expr, ty):
-        """Record the type of ``expr`` (for nodes whose type is not computed by a relation)."""
-        self.importer.types[expr] = ty
-        return expr
+        """Record the type of ``expr`` (for nodes whose type is not computed by a relation);
+        returns ``expr``."""
+        return self.importer.set_type(expr, ty)
 
     def shape(self, expr) -> tuple:
-        """The shape of tensor ``expr`` (dims may be symbolic or ``Any``)."""
-        ty = self.type_of(expr)
-        if not isinstance(ty, TensorType):
-            raise ConversionError(f"expected a tensor, got a value of type {ty}")
-        return tuple(ty.shape)
+        """The shape of tensor ``expr`` (dims may be symbolic or ``Any``); ConversionError
+        for a value that is not a tensor."""
+        return self.importer.shape(expr)
 
     def static_shape(self, expr):
         """The shape of ``expr`` as ints, or None when a dim is not a known integer."""
-        dims = self.shape(expr)
-        return tuple(dims) if all(isinstance(d, (int, np.integer)) for d in dims) else None
+        return self.importer.static_shape(expr)
 
     def ndim(self, expr) -> int:
         """The rank of tensor ``expr``."""
-        return len(self.shape(expr))
+        return self.importer.ndim(expr)
 
     def dtype(self, expr) -> str:
         """The dtype of tensor ``expr``."""
-        return self.type_of(expr).dtype
+        return self.importer.dtype(expr)
 
     # -- values --------------------------------------------------------------------------
     def const(self, value, dtype=None):
@@ -320,8 +318,17 @@ def _constant_value(arg):
     return arg.data.numpy()
 
 
-class Importer:
-    """Converts one ONNX model (see :func:`irlib.frontend.onnx.from_onnx`)."""
+class Importer(TypeTable):
+    """Converts one ONNX model (see :func:`irlib.frontend.onnx.from_onnx`).
+
+    It is the type table of everything it builds (:class:`~irlib.frontend._type_table.
+    TypeTable`, shared with the PyTorch and StableHLO importers): constants, vars and each
+    emitted call are typed as they are made. What the ONNX side adds: string constants type
+    as ``"string"`` tensors (numpy holds them as object/unicode arrays), and the table's
+    errors are :class:`~irlib.frontend.ConversionError`.
+    """
+
+    conversion_error = ConversionError
 
     def __init__(self, model, shape_dict=None, dtype_dict="float32", opset=None,
                  keep_params_in_input=False, sanitize_input_names=True):
@@ -331,23 +338,15 @@ class Importer:
         self.versions = opset_map(model, opset)
         self.keep_params_in_input = keep_params_in_input
         self.sanitize = sanitize_input_names
-        self.types: dict = {}
+        TypeTable.__init__(self)
         self._size_vars: dict = {}
         self._prelude = None
         self.module = IRModule()
 
-    # -- types ---------------------------------------------------------------------------
-    def type_of(self, expr):
-        """The type recorded (or derivable) for ``expr``."""
-        ty = self.types.get(expr)
-        if ty is not None:
-            return ty
-        if isinstance(expr, E.Var) and expr.type_annotation is not None:
-            return expr.type_annotation
-        if isinstance(expr, E.Constant):
-            array = expr.data.numpy()
-            return TensorType(array.shape, _dtype_name(array.dtype))
-        raise ConversionError(f"internal: no type known for {type(expr).__name__}")
+    def constant_type(self, array):
+        """The type of a constant holding numpy ``array``: string arrays (object or
+        unicode) are ``"string"`` tensors."""
+        return TensorType(array.shape, _dtype_name(array.dtype))
 
     @property
     def prelude(self):
