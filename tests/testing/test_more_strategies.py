@@ -79,7 +79,7 @@ def test_docs_testing_page_shows_every_public_strategy():
             if getattr(value, "__module__", "") != module.__name__:
                 continue
             try:
-                made = value(*(["int"] if name == "adt_values" else []))
+                made = value(*(["int"] if name == "plain_adt_values" else []))
             except TypeError:
                 continue
             if isinstance(made, SearchStrategy):
