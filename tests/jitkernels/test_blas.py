@@ -285,3 +285,12 @@ def test_one_row_or_column_products(dtype, shape, views):
     np.testing.assert_allclose(out, expected, rtol=_tolerance(dtype, k), atol=_tolerance(dtype, k))
     np.testing.assert_allclose(column[:, :n] if n > 1 else column[:, :1], expected + 7,
                                rtol=_tolerance(dtype, k), atol=_tolerance(dtype, k))
+
+
+def test_missing_package_loads_nothing(monkeypatch):
+    """Without scipy-openblas32 the loader returns None (blas then keeps numpy's BLAS)."""
+    monkeypatch.setattr(openblas.importlib.util, "find_spec", lambda name: None)
+    assert openblas.library_path() is None
+    assert openblas.load("SkylakeX") is None
+    monkeypatch.setattr(openblas, "requested_coretype", lambda: "SkylakeX")
+    assert blas._load_own() is None
