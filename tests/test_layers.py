@@ -23,6 +23,7 @@ The rules:
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 from dataclasses import dataclass
 
@@ -166,9 +167,11 @@ def _allowed_key(imp: Import, table: dict):
     return None
 
 
+@functools.lru_cache(maxsize=1)
 def violations():
     """(import, rule) for every import statement of the tree that breaks a rule (one entry per
-    statement: ``from x import y`` is reported once, as ``x`` or ``x.y``)."""
+    statement: ``from x import y`` is reported once, as ``x`` or ``x.y``); computed once per
+    test session (both tests below read it)."""
     found, seen = [], set()
     for path in source_files():
         source = module_name(path)
@@ -179,7 +182,7 @@ def violations():
                 if any(_under(imp.module, bad) for bad in rule.forbidden):
                     found.append((imp, rule))
                     seen.add((imp.path, imp.line))
-    return found
+    return tuple(found)
 
 
 def _describe(imp: Import, rule: Rule) -> str:
