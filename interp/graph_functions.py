@@ -247,14 +247,23 @@ class CompiledFunction:
         self.size_names = tuple(size_names)
 
 
-def _fused_attention(func: E.Function):
-    """The fused attention kernel's callable for a function FuseAttention made, or None
+_FUSED_KERNELS = {"irlib.attention": "jitkernels.cpu.attention",
+                  "irlib.layer_norm": "jitkernels.cpu.layer_norm"}
+"""Function attribute -> the kernel module whose ``fused_function(func)`` runs such a
+function (made by the FuseAttention / FuseLayerNorm passes)."""
+
+
+def _fused_kernel(func: E.Function):
+    """The fused kernel's callable for a function FuseAttention/FuseLayerNorm made, or None
     (no numba, or a body the kernel does not cover: it then runs op by op)."""
-    try:
-        from jitkernels.cpu.attention import fused_function
-    except ImportError:
-        return None
-    return fused_function(func)
+    import importlib
+    for attr, module in _FUSED_KERNELS.items():
+        if func.get_attr(attr):
+            try:
+                return importlib.import_module(module).fused_function(func)
+            except ImportError:
+                return None
+    return None
 
 
 def compile_function(func: E.Function, target: str) -> CompiledFunction:
@@ -268,8 +277,8 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
         A :class:`CompiledFunction`.
     """
     size_names = function_size_names(func)
-    if target == "cpu" and func.get_attr("irlib.attention") and not size_names:
-        fused = _fused_attention(func)
+    if target == "cpu" and not size_names and any(func.get_attr(a) for a in _FUSED_KERNELS):
+        fused = _fused_kernel(func)
         if fused is not None:
             return CompiledFunction(fused, "kernels", (), None, size_names)
     if target == "cpu":

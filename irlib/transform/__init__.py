@@ -41,6 +41,7 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
 # -- graph-level optimisation passes ---------------------------------------------------------
 from .fuse_ops import FuseOps
 from .fuse_attention import FuseAttention
+from .fuse_layer_norm import FuseLayerNorm
 from .simplify_inference import SimplifyInference
 from .canonicalize_ops import CanonicalizeOps
 from .canonicalize_cast import CanonicalizeCast
@@ -80,4 +81,4 @@ __all__ += ["FuseOps", "SimplifyInference", "CanonicalizeOps", "CanonicalizeCast
             "CombineParallelDense", "CombineParallelBatchMatmul", "MergeComposite",
             "AnnotateTarget", "register_target_op", "MergeCompilerRegions", "PartitionGraph",
             "RewriteAnnotatedOps", "optimize", "bind_params"]
-__all__ += ["FuseAttention"]
+__all__ += ["FuseAttention", "FuseLayerNorm"]
