@@ -122,13 +122,15 @@ class ProgressTask:
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                    TextColumn, TimeElapsedColumn)
-        console = Console(file=self._stream, stderr=self._stream is None)
-        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                                  BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                  TextColumn("{task.fields[detail]}"), console=console,
-                                  transient=transient,
-                                  auto_refresh=self._guard is nullcontext)
-        with self._guard():
+        with self._guard():     # the console looks at the stream (a terminal?) when made
+            console = Console(file=self._stream, stderr=self._stream is None)
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                      BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                      TextColumn("{task.fields[detail]}"), console=console,
+                                      transient=transient,
+                                      auto_refresh=self._guard is nullcontext,
+                                      redirect_stdout=self._guard is nullcontext,
+                                      redirect_stderr=self._guard is nullcontext)
             self._progress.start()
         self._task_id = self._progress.add_task(self.description, total=self.total or None,
                                                 completed=self.completed, detail="")

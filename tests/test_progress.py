@@ -73,3 +73,27 @@ def test_redirect_hands_the_state_to_the_caller(monkeypatch):
     with progress.redirect(seen.append):
         _run(stream, total=2)
     assert seen == []
+
+
+def test_guard_is_entered_around_every_draw(monkeypatch):
+    """As under pytest: stderr is captured except inside the guard, which hands the real
+    terminal back; the bar must be made and drawn inside it."""
+    import contextlib
+    import sys
+    monkeypatch.delenv(progress.ENV, raising=False)
+    terminal, captured = _Terminal(), io.StringIO()
+    monkeypatch.setattr(sys, "stderr", captured)
+
+    @contextlib.contextmanager
+    def guard():
+        monkeypatch.setattr(sys, "stderr", terminal)
+        try:
+            yield
+        finally:
+            monkeypatch.setattr(sys, "stderr", captured)
+
+    with progress.task("examples", total=3, guard=guard) as bar:
+        for _ in range(3):
+            bar.advance()
+    assert captured.getvalue() == ""
+    assert "examples" in terminal.getvalue() and "3/3" in terminal.getvalue()

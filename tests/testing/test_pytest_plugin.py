@@ -68,3 +68,35 @@ def test_thorough_profile_shows_examples_run_against_the_budget(tmp_path):
     assert counts[0] == f"1/{budget}" and counts[-1] == f"{budget}/{budget}", lines
     assert len(lines) == 11, lines
     assert _property_run(tmp_path) == []       # the default profile stays silent
+
+
+def test_thorough_profile_draws_a_bar_on_a_terminal(tmp_path):
+    """pytest on a pseudo-terminal (its output capture on): the bar reaches the terminal."""
+    import os
+    import pathlib
+    pty = __import__("pytest").importorskip("pty")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
+    env = {k: v for k, v in os.environ.items() if k != "IRLIB_PROGRESS"}
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("TERM", "xterm")
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                "-p", "irlib.testing.pytest_plugin", "--irlib-thorough",
+                                "test_prop.py"], stdout=slave, stderr=slave, cwd=tmp_path,
+                               env=env)
+    os.close(slave)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:             # the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(master)
+    assert process.wait(timeout=120) == 0, output
+    text = output.decode(errors="replace")
+    budget = 3 * THOROUGH_FACTOR
+    assert "test_prop.py::test_property examples" in text and f"{budget}/{budget}" in text
