@@ -1,7 +1,10 @@
 """irlib's graph executor vs onnxruntime on the zoo models, each engine in its own process.
 
 Run: ``python benchmarks/vs_onnxruntime.py [--models resnet18,mobilenet] [--repeat 20]
-[--threads N] [--json out.json]`` (default: every model of :data:`MODELS`).
+[--threads N] [--json out.json] [--disabled-pass FuseAttention]`` (default: every model of
+:data:`MODELS`; the transformers of :data:`TRANSFORMERS`, ``--models bert,gpt2,whisper``,
+are torch models exported to ONNX by ``benchmarks/transformer_models.py`` and imported by
+irlib with ``from_onnx``, so both engines run the same file).
 
 For each model (batch 1): the parent builds the zoo workload (``zoo.catalog.workload``),
 exports it with ``irlib.frontend.onnx.to_onnx`` and draws seeded random inputs. Then, back to
@@ -45,6 +48,10 @@ MODELS = ("mlp", "lstm", "dcgan", "squeezenet1.1", "mobilenet", "resnet18", "res
           "densenet121", "inception_v3", "vgg16")
 """The models of issue #17's table, in its order."""
 
+TRANSFORMERS = ("bert", "gpt2", "whisper")
+"""Transformer models of issue #24, written in torch and exported to ONNX
+(``benchmarks/transformer_models.py``): irlib imports the same ONNX file with ``from_onnx``."""
+
 ENGINES = ("irlib", "onnxruntime")
 
 
@@ -56,13 +63,21 @@ def _load_inputs(path: str) -> list:
         return [data[f"arg{k}"] for k in range(len(data.files))]
 
 
-def _irlib_call(model: str, inputs: list, threads: int):
-    """A callable running the zoo model on irlib's graph executor, built as ``irlib run``."""
+def _irlib_call(model: str, inputs: list, threads: int, onnx_path: str = "",
+                disabled: tuple = ()):
+    """A callable running the model on irlib's graph executor, built as ``irlib run``: the
+    zoo workload, or for a transformer the ONNX file imported with ``from_onnx``;
+    ``disabled`` names passes to leave out (``--disabled-pass``)."""
     import irlib
     import interp
-    from zoo.catalog import workload
-    mod, params = workload(model, 1)
-    with irlib.transform.PassContext(opt_level=3):
+    if model in TRANSFORMERS:
+        import onnx
+        from irlib.frontend.onnx import from_onnx
+        mod, params = from_onnx(onnx.load(onnx_path))
+    else:
+        from zoo.catalog import workload
+        mod, params = workload(model, 1)
+    with irlib.transform.PassContext(opt_level=3, disabled_pass=list(disabled)):
         mod = irlib.transform.InferType()(mod)
         func = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
                                       params=params).evaluate()
@@ -97,7 +112,8 @@ def worker(args) -> int:
     inputs = _load_inputs(args.inputs)
     started = time.perf_counter()
     if args.worker == "irlib":
-        call = _irlib_call(args.model, inputs, args.threads)
+        call = _irlib_call(args.model, inputs, args.threads, args.onnx,
+                           tuple(p for p in args.disabled_pass.split(",") if p))
     else:
         call = _onnxruntime_call(args.onnx, inputs, args.threads)
     build_s = time.perf_counter() - started
@@ -152,7 +168,8 @@ def run_worker(engine: str, model: str, workdir: str, args) -> dict:
     command = [sys.executable, os.path.abspath(__file__), "--worker", engine,
                "--model", model, "--inputs", os.path.join(workdir, "inputs.npz"),
                "--output", output, "--onnx", os.path.join(workdir, "model.onnx"),
-               "--repeat", str(args.repeat), "--threads", str(args.threads)]
+               "--repeat", str(args.repeat), "--threads", str(args.threads),
+               "--disabled-pass", args.disabled_pass]
     done = subprocess.run(command, capture_output=True, text=True,
                           env=_worker_env(args.threads))
     if done.returncode != 0:
@@ -166,22 +183,17 @@ def run_worker(engine: str, model: str, workdir: str, args) -> dict:
 
 def bench_model(model: str, args) -> dict:
     """Export ``model``, time both engines in their own processes; one table row."""
-    import irlib
-    from irlib.frontend.onnx import to_onnx
-    from zoo.catalog import workload
-    mod, params = workload(model, 1)
-    main = irlib.transform.InferType()(mod)["main"]
-    rng = np.random.default_rng(args.seed)
-    inputs = [rng.standard_normal([int(d) for d in p.checked_type.shape])
-              .astype(p.checked_type.dtype)
-              for p in main.params if p.name_hint not in params]
     row = {"model": model}
     with tempfile.TemporaryDirectory(prefix="irlib-vs-ort-") as workdir:
+        if model in TRANSFORMERS:
+            import transformer_models
+            config = transformer_models.TINY[model] if args.tiny else None
+            inputs = transformer_models.export(model, os.path.join(workdir, "model.onnx"),
+                                               config, seed=args.seed)
+        else:
+            inputs = _export_zoo(model, os.path.join(workdir, "model.onnx"), args.seed)
         np.savez(os.path.join(workdir, "inputs.npz"),
                  **{f"arg{k}": value for k, value in enumerate(inputs)})
-        with open(os.path.join(workdir, "model.onnx"), "wb") as handle:
-            handle.write(to_onnx(mod, params).SerializeToString())
-        del mod, params, main
         results = {engine: run_worker(engine, model, workdir, args) for engine in ENGINES}
     for engine, result in results.items():
         row[f"{engine}_ms"] = statistics.median(result["times_ms"])
@@ -194,6 +206,22 @@ def bench_model(model: str, args) -> dict:
     row["max_abs_diff"] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
     row["max_rel_diff"] = row["max_abs_diff"] / max(float(np.max(np.abs(b))), 1e-30)
     return row
+
+
+def _export_zoo(model: str, path: str, seed: int) -> list:
+    """Write the zoo model's ``to_onnx`` export to ``path``; return seeded inputs."""
+    import irlib
+    from irlib.frontend.onnx import to_onnx
+    from zoo.catalog import workload
+    mod, params = workload(model, 1)
+    main = irlib.transform.InferType()(mod)["main"]
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal([int(d) for d in p.checked_type.shape])
+              .astype(p.checked_type.dtype)
+              for p in main.params if p.name_hint not in params]
+    with open(path, "wb") as handle:
+        handle.write(to_onnx(mod, params).SerializeToString())
+    return inputs
 
 
 def table(rows: list) -> list:
@@ -217,13 +245,19 @@ def main(argv=None) -> int:
     """Parse the arguments; run a worker, or the whole comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS),
-                        help=f"comma-separated zoo models (default: {','.join(MODELS)})")
+                        help=f"comma-separated zoo models or transformers "
+                             f"({','.join(TRANSFORMERS)}) (default: {','.join(MODELS)})")
     parser.add_argument("--repeat", type=int, default=20,
                         help="timed runs per engine after one warm-up run (default 20)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads each engine may use (default: all cores)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
+    parser.add_argument("--disabled-pass", default="",
+                        help="comma-separated passes irlib's build leaves out (e.g. "
+                             "FuseAttention, for the before figures)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="the transformers at the tests' tiny sizes (a quick check)")
     parser.add_argument("--worker", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--inputs", help=argparse.SUPPRESS)
@@ -237,9 +271,10 @@ def main(argv=None) -> int:
               file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     from zoo.catalog import names
-    unknown = [m for m in models if m not in names()]
+    unknown = [m for m in models if m not in names() and m not in TRANSFORMERS]
     if unknown:
-        parser.error(f"unknown model(s) {unknown}; known: {', '.join(names())}")
+        parser.error(f"unknown model(s) {unknown}; known: "
+                     f"{', '.join(list(names()) + list(TRANSFORMERS))}")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"irlib vs onnxruntime, batch 1, {args.threads} thread(s), median of {args.repeat} "
           f"runs, each engine in its own process (load average {load})", flush=True)

@@ -50,3 +50,15 @@ def test_unknown_model_is_refused(capsys):
         vs_onnxruntime.main(["--models", "no_such_model"])
     assert stop.value.code == 2
     assert "no_such_model" in capsys.readouterr().err
+
+
+def test_transformer_row_imports_the_same_onnx_file(tmp_path, capsys):
+    """A torch-exported transformer (tiny sizes): irlib imports the very file onnxruntime
+    runs, and the two outputs agree."""
+    pytest.importorskip("torch")
+    out = tmp_path / "rows.json"
+    assert vs_onnxruntime.main(["--models", "gpt2", "--tiny", "--repeat", "3", "--threads",
+                                "1", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    assert row["model"] == "gpt2" and row["irlib_ms"] > 0 and row["onnxruntime_ms"] > 0
+    assert row["max_rel_diff"] < 1e-4
