@@ -1,14 +1,18 @@
 """Long fuzz campaigns (issue #19): ``python benchmarks/fuzz.py --minutes N``.
 
 Runs the campaigns of ``tests/fuzz/campaigns.py`` (parser text mutants, params byte mutants,
-ONNX byte/semantic mutants imported in worker subprocesses) round-robin until the time is up,
+ONNX byte/semantic mutants imported in worker subprocesses) and, with ``--target cli``, the
+command-line campaign of ``tests/fuzz/cli_campaign.py`` (random ``irlib`` argument lists, one
+batch of 250 per worker process, every 25th also as its own process) round-robin until the
+time is up,
 with a new seed per round, and prints the counts. Every failure (an exception that is not an
 ``irlib.errors.IRError`` with a message, a hang or a crash) is printed and saved under
 ``--out`` so it can become a regression test. Exit status 1 when any failure was found.
 
 Args (command line):
     --minutes: total time budget (default 5).
-    --campaigns: comma-separated subset of parser,params,onnx (default all).
+    --campaigns (or --target): comma-separated subset of parser,params,onnx,cli (default
+        parser,params,onnx; cli is slower, about 0.2 s an invocation).
     --seed: first seed (default 0).
     --out: folder for failing inputs (default fuzz-failures).
 """
@@ -16,6 +20,7 @@ Args (command line):
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pickle
 import sys
@@ -26,15 +31,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import campaigns  # noqa: E402
 
+import cli_campaign  # noqa: E402
+
 ROUNDS = {"parser": (campaigns.parser_campaign, 5000), "params": (campaigns.params_campaign, 5000),
-          "onnx": (campaigns.onnx_campaign, 400)}
+          "onnx": (campaigns.onnx_campaign, 400), "cli": (functools.partial(cli_campaign.cli_campaign, real_every=25), 250)}
+DEFAULT = "parser,params,onnx"
 
 
 def main(argv=None) -> int:
     """Run the campaigns for ``--minutes`` and report; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=5.0)
-    parser.add_argument("--campaigns", default="parser,params,onnx")
+    parser.add_argument("--campaigns", "--target", dest="campaigns", default=DEFAULT,
+                        help=f"comma-separated subset of {','.join(ROUNDS)} (default {DEFAULT})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="fuzz-failures")
     args = parser.parse_args(argv)

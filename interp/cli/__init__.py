@@ -93,7 +93,9 @@ def main(argv=None) -> int:
     except Exception as error:       # every failure becomes one line (--debug: traceback)
         if args.debug:
             raise
-        hint = "" if isinstance(error, IRError) else " (rerun with --debug for the traceback)"
+        # an OSError names the file the user gave (no such folder, disk full): no hint
+        hint = "" if isinstance(error, (IRError, OSError)) else \
+            " (rerun with --debug for the traceback)"
         print(f"irlib {args.command}: {error_line(error)}{hint}", file=sys.stderr)
         return 1
 

@@ -19,6 +19,7 @@ import tempfile
 
 import numpy as np
 
+from .argcheck import common_checks
 from .common import CLIInputError, StageDisplay, load_model, make_inputs, typed
 
 ENGINES = ("onnxruntime", "torch")
@@ -88,6 +89,21 @@ def table(results: list) -> list:
     return lines
 
 
+#: the --plot formats (matplotlib's Agg backend writes these)
+PLOT_FORMATS = (".png", ".svg", ".pdf", ".jpg", ".jpeg")
+
+
+def check_plot_path(path: str) -> None:
+    """Raise :class:`CLIInputError` before any engine runs when ``--plot`` ``path`` has an
+    extension the chart cannot be saved as, or its folder does not exist."""
+    if not path.lower().endswith(PLOT_FORMATS):
+        raise CLIInputError(f"--plot {path}: the format is chosen by the extension, one of "
+                            f"{', '.join(PLOT_FORMATS)}")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise CLIInputError(f"--plot {path}: no such folder: {folder}")
+
+
 def plot(results: list, path: str, title: str) -> None:
     """Save a bar chart of the engines' median latencies to ``path``."""
     try:
@@ -112,6 +128,9 @@ def bench_command(args) -> int:
     """Time irlib and each ``--vs`` engine in their own processes; print the table."""
     if args.threads < 1 or args.repeat < 1 or args.batch < 1:
         raise CLIInputError("--threads, --repeat and --batch must be positive")
+    common_checks(args)
+    if args.plot:
+        check_plot_path(args.plot)
     display = StageDisplay()
     print(f"irlib bench {args.model} (batch {args.batch}, {args.threads} thread(s), "
           f"{args.repeat} timed runs per engine)", flush=True)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from irlib.errors import IRError
+from irlib.limits import check_type_size
 from irlib.progress import redirect
 
 
@@ -102,14 +103,29 @@ def _onnx_shape_dict(path: str, batch: int, given: dict) -> dict:
     for value in graph.input:
         if value.name in initializers:
             continue
-        if value.name in given:
-            shapes[value.name] = tuple(load_array(given[value.name]).shape)
-            continue
         dims = value.type.tensor_type.shape.dim
+        if value.name in given:
+            shape = tuple(load_array(given[value.name]).shape)
+            _check_declared(value.name, given[value.name], shape, dims)
+            shapes[value.name] = shape
+            continue
         shapes[value.name] = tuple(
             d.dim_value if d.HasField("dim_value") else (batch if axis == 0 else 1)
             for axis, d in enumerate(dims))
     return shapes
+
+
+def _check_declared(name: str, path: str, shape: tuple, dims) -> None:
+    """Raise :class:`CLIInputError` when the ``--input`` array of ``shape`` (from ``path``)
+    disagrees with the rank or a static dim the ONNX model declares for input ``name``."""
+    if not dims:
+        return
+    declared = tuple(d.dim_value if d.HasField("dim_value") else "?" for d in dims)
+    if len(declared) != len(shape) or any(
+            want != "?" and want != have for want, have in zip(declared, shape)):
+        text = ", ".join(str(d) for d in declared)
+        raise CLIInputError(f"--input {name}: {path} has shape {shape}, the model declares "
+                            f"({text})")
 
 
 def load_model(model: str, batch: int = 1, given: dict | None = None,
@@ -199,6 +215,8 @@ def make_inputs(func, params: dict, given: dict, seed: int) -> dict:
             continue
         ty = param.checked_type
         if name not in given:
+            # a huge --batch is refused here, before numpy allocates (irlib.limits)
+            check_type_size(ty, f"the random value of input {name!r}")
             inputs[name] = _random_value(ty, rng)
             continue
         value = load_array(given[name])
@@ -226,7 +244,7 @@ def summarize(output) -> list:
         return lines
     array = np.asarray(output)
     lines = [f"output: shape={tuple(array.shape)} dtype={array.dtype}"]
-    if array.ndim == 2 and array.shape[1] > 1:
+    if array.ndim == 2 and array.shape[0] > 0 and array.shape[1] > 1:
         top = np.argsort(-array[0])[:5]
         lines.append("top-5 of sample 0: " + ", ".join(f"{i}:{array[0, i]:.4f}" for i in top))
     elif array.size:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from .argcheck import common_checks
 from .common import CLIInputError, load_model, typed
 
 FORMATS = (".rly", ".onnx", ".params")
@@ -52,6 +53,7 @@ def convert_command(args) -> int:
                                 f"extension, one of {', '.join(FORMATS)}")
     if args.params and not args.input.endswith(".rly"):
         raise CLIInputError("--params goes with a .rly input")
+    common_checks(args)
     split = any(path.endswith(".params") for path in args.outputs)
     mod, params = load_model(args.input, args.batch, keep_params=split,
                              params_file=args.params)

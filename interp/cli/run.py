@@ -17,6 +17,7 @@ import statistics
 import sys
 import time
 
+from .argcheck import at_least, common_checks
 from .common import StageDisplay, load_model, make_inputs, parse_input_options, summarize
 
 
@@ -76,6 +77,8 @@ def run_command(args) -> int:
     import irlib
     import interp
 
+    common_checks(args)
+    at_least(args, 1, "np")
     if args.np != 1 and interp.distributed.launched_size() <= 1:
         return launch_ranks(args)
     if interp.distributed.rank() != 0:     # one rank of an --np run: only rank 0 reports

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from .argcheck import common_checks
 from .common import load_model, typed
 
 RENDERED = (".svg", ".png", ".html")
@@ -40,6 +41,7 @@ def prepared(args):
     """The typed module and weight names to draw, optimized as ``args`` ask."""
     import irlib
     from irlib.transform.pipeline import optimize
+    common_checks(args)
     mod, params = load_model(args.model, args.batch, params_file=args.params)
     mod = typed(mod)
     if args.fused or args.opt_level is not None:
