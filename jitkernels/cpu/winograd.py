@@ -15,14 +15,19 @@ direct/im2col convolution: 4x fewer for F(4x4, 3x3) (``a = 6``), 2.25x for F(2x2
 The three stages, all channels-last so every inner loop runs over contiguous channels
 (LLVM vectorises them):
 
-1. **input transform** (:func:`input_transform`, numba, serial): each tile's ``a x a x C``
-   patch (zeros outside the image) is multiplied by ``B^T`` on both sides, written to
-   ``V[k, t, :]``;
+1. **input transform** (:func:`input_transform`, numba, ``prange`` over rows of tiles):
+   each tile's ``a x a x C`` patch (zeros outside the image) is multiplied by ``B^T`` on
+   both sides, written to ``V[k, t, :]``;
 2. **the ``a*a`` GEMMs**, one batched ``np.matmul`` through :mod:`jitkernels.cpu.blas` (the
    BLAS owns the threads, see :mod:`jitkernels.threads`);
-3. **output transform** (:func:`output_transform`, numba, serial): ``A^T M A`` per tile,
-   cropped at the image's right and bottom edges (``OH``, ``OW`` need not be multiples of
-   ``m``).
+3. **output transform** (:func:`output_transform`, numba, ``prange`` over rows of tiles):
+   ``A^T M A`` per tile, cropped at the image's right and bottom edges (``OH``, ``OW`` need
+   not be multiples of ``m``), then a fused epilogue (bias, batch norm, residual, ReLU:
+   :mod:`jitkernels.cpu.epilogue`) on each output pixel while it is in cache.
+
+The transforms are ``prange`` loops (numba owns the non-GEMM work,
+:mod:`jitkernels.threads`); measured serial, they ran as long as the 16 GEMMs once BLAS had
+more than one thread.
 
 The weight transform ``U = G g G^T`` (:func:`transform_weight`, numpy) is done once at
 build time when the weight is a constant (``interp.build`` rewrites such convolutions to
@@ -43,7 +48,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from irlib.op.nn_winograd import WINOGRAD_MATRICES
 
@@ -85,6 +90,14 @@ GEMM_HALF_ROWS = 8
 MEMORY_BYTES = 40e9
 """Assumed bandwidth (bytes/s) for streaming a weight that does not stay in cache."""
 
+CALL_SECONDS = 20e-6
+"""Fixed cost of one Winograd call (two parallel regions and the batched GEMM's setup)."""
+
+MARGIN = 0.9
+"""Winograd is chosen only when modelled at most this fraction of the GEMM path's time:
+measured end to end, SqueezeNet's small 3x3 layers (13x13, 55x55 with 16 channels), which
+the model put within 10% of the GEMM path, made the network slower, not faster."""
+
 MIN_CHANNELS = 8
 """Fewest input and output channels for Winograd (with fewer the transforms dominate)."""
 
@@ -108,7 +121,7 @@ def cost_seconds(tile: int, channels: int, out_channels: int, out_h: int, out_w:
     # 16 rows vs ~110 for 196 (one thread); and U (a*a/9 times the weight) is read once.
     efficiency = tiles / (tiles + GEMM_HALF_ROWS)
     seconds = (gemm_flops / (GEMM_FLOPS * efficiency) + transform / TRANSFORM_FLOPS
-               + alpha * alpha * channels * out_channels * 4.0 / MEMORY_BYTES)
+               + alpha * alpha * channels * out_channels * 4.0 / MEMORY_BYTES + CALL_SECONDS)
     if weight_transform:
         seconds += 2.0 * (alpha * 9 + alpha * alpha * 3) * channels * out_channels \
             / TRANSFORM_FLOPS
@@ -142,7 +155,7 @@ def choose_tile(channels: int, out_channels: int, out_h: int, out_w: int, batch:
     for tile in (4, 2):
         cost = cost_seconds(tile, channels, out_channels, out_h, out_w, batch,
                             weight_transform)
-        if cost < best_cost * 0.95:         # a 5% margin for the model's error
+        if cost < best_cost * MARGIN:
             best, best_cost = tile, cost
     return best
 
@@ -169,7 +182,7 @@ def transform_weight(weight_oihw: np.ndarray, tile: int,
         np.asarray(weight_oihw).dtype, copy=False)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def input_transform(x, v, bt, tile, top, left, tiles_h, tiles_w):
     """``V[k, t, :] = (B^T d_t B)[k]`` for every tile ``t`` of every image.
 
@@ -182,53 +195,52 @@ def input_transform(x, v, bt, tile, top, left, tiles_h, tiles_w):
     """
     batch, height, width, channels = x.shape
     alpha = bt.shape[0]
-    patch = np.zeros((alpha, alpha, channels), x.dtype)
-    rows = np.empty((alpha, alpha, channels), x.dtype)
     zero = x.dtype.type(0)
-    t = 0
-    for n in range(batch):
-        for ty in range(tiles_h):
-            y0 = ty * tile - top
-            for tx in range(tiles_w):
-                x0 = tx * tile - left
+    for band in prange(batch * tiles_h):
+        n, ty = band // tiles_h, band % tiles_h
+        patch = np.empty((alpha, alpha, channels), x.dtype)
+        rows = np.empty((alpha, alpha, channels), x.dtype)
+        y0 = ty * tile - top
+        for tx in range(tiles_w):
+            t = band * tiles_w + tx
+            x0 = tx * tile - left
+            for a in range(alpha):
+                y = y0 + a
+                for b in range(alpha):
+                    xx = x0 + b
+                    if y < 0 or y >= height or xx < 0 or xx >= width:
+                        for c in range(channels):
+                            patch[a, b, c] = zero
+                    else:
+                        for c in range(channels):
+                            patch[a, b, c] = x[n, y, xx, c]
+            # rows = B^T @ patch (over the first axis), skipping zero coefficients
+            for i in range(alpha):
+                for b in range(alpha):
+                    for c in range(channels):
+                        rows[i, b, c] = zero
                 for a in range(alpha):
-                    y = y0 + a
-                    for b in range(alpha):
-                        xx = x0 + b
-                        if y < 0 or y >= height or xx < 0 or xx >= width:
-                            for c in range(channels):
-                                patch[a, b, c] = zero
-                        else:
-                            for c in range(channels):
-                                patch[a, b, c] = x[n, y, xx, c]
-                # rows = B^T @ patch (over the first axis), skipping zero coefficients
-                for i in range(alpha):
+                    coef = bt[i, a]
+                    if coef == 0:
+                        continue
                     for b in range(alpha):
                         for c in range(channels):
-                            rows[i, b, c] = zero
-                    for a in range(alpha):
-                        coef = bt[i, a]
+                            rows[i, b, c] += coef * patch[a, b, c]
+            # V[i*a + j] = rows[i] @ B (over the second axis)
+            for i in range(alpha):
+                for j in range(alpha):
+                    k = i * alpha + j
+                    for c in range(channels):
+                        v[k, t, c] = zero
+                    for b in range(alpha):
+                        coef = bt[j, b]
                         if coef == 0:
                             continue
-                        for b in range(alpha):
-                            for c in range(channels):
-                                rows[i, b, c] += coef * patch[a, b, c]
-                # V[i*a + j] = rows[i] @ B (over the second axis)
-                for i in range(alpha):
-                    for j in range(alpha):
-                        k = i * alpha + j
                         for c in range(channels):
-                            v[k, t, c] = zero
-                        for b in range(alpha):
-                            coef = bt[j, b]
-                            if coef == 0:
-                                continue
-                            for c in range(channels):
-                                v[k, t, c] += coef * rows[i, b, c]
-                t += 1
+                            v[k, t, c] += coef * rows[i, b, c]
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def output_transform(m, out, at, tile, tiles_h, tiles_w, kinds, vectors, residual):
     """``out[n, tile rows, tile cols, :] = A^T M_t A``, cropped at the image edges, each
     pixel then passed through the fused epilogue (:mod:`jitkernels.cpu.epilogue`) while it
@@ -247,44 +259,43 @@ def output_transform(m, out, at, tile, tiles_h, tiles_w, kinds, vectors, residua
     fused = kinds.shape[0] > 0
     batch, out_h, out_w, channels = out.shape
     alpha = at.shape[1]
-    rows = np.empty((tile, alpha, channels), out.dtype)
     zero = out.dtype.type(0)
-    t = 0
-    for n in range(batch):
-        for ty in range(tiles_h):
-            for tx in range(tiles_w):
-                # rows[i, j] = sum_a A^T[i, a] * M[a*alpha + j]
-                for i in range(tile):
-                    for j in range(alpha):
+    for band in prange(batch * tiles_h):
+        n, ty = band // tiles_h, band % tiles_h
+        rows = np.empty((tile, alpha, channels), out.dtype)
+        for tx in range(tiles_w):
+            t = band * tiles_w + tx
+            # rows[i, j] = sum_a A^T[i, a] * M[a*alpha + j]
+            for i in range(tile):
+                for j in range(alpha):
+                    for c in range(channels):
+                        rows[i, j, c] = zero
+                    for a in range(alpha):
+                        coef = at[i, a]
+                        if coef == 0:
+                            continue
+                        k = a * alpha + j
                         for c in range(channels):
-                            rows[i, j, c] = zero
-                        for a in range(alpha):
-                            coef = at[i, a]
-                            if coef == 0:
-                                continue
-                            k = a * alpha + j
-                            for c in range(channels):
-                                rows[i, j, c] += coef * m[k, t, c]
-                for i in range(tile):
-                    y = ty * tile + i
-                    if y >= out_h:
+                            rows[i, j, c] += coef * m[k, t, c]
+            for i in range(tile):
+                y = ty * tile + i
+                if y >= out_h:
+                    break
+                for e in range(tile):
+                    xx = tx * tile + e
+                    if xx >= out_w:
                         break
-                    for e in range(tile):
-                        xx = tx * tile + e
-                        if xx >= out_w:
-                            break
+                    for c in range(channels):
+                        out[n, y, xx, c] = zero
+                    for j in range(alpha):
+                        coef = at[e, j]
+                        if coef == 0:
+                            continue
                         for c in range(channels):
-                            out[n, y, xx, c] = zero
-                        for j in range(alpha):
-                            coef = at[e, j]
-                            if coef == 0:
-                                continue
-                            for c in range(channels):
-                                out[n, y, xx, c] += coef * rows[i, j, c]
-                        if fused:
-                            base = ((n * out_h + y) * out_w + xx) * channels
-                            apply_pixel(flat, base, kinds, vectors, rflat, base)
-                t += 1
+                            out[n, y, xx, c] += coef * rows[i, j, c]
+                    if fused:
+                        base = ((n * out_h + y) * out_w + xx) * channels
+                        apply_pixel(flat, base, kinds, vectors, rflat, base)
 
 
 def conv2d_nhwc(x: np.ndarray, u: np.ndarray, out: np.ndarray, tile: int, top: int,

@@ -29,7 +29,7 @@ def ops_of(factory) -> list:
             if type(node) is E.Call and isinstance(node.op, E.Op)]
 
 
-def residual_block(channels=32, size=24):
+def residual_block(channels=64, size=28):
     """relu(conv3x3(x) + b) + x with the weight and bias as parameters."""
     x = irlib.var("x", shape=(1, channels, size, size))
     w = irlib.var("w", shape=(channels, channels, 3, 3))
@@ -71,7 +71,7 @@ def test_constant_weight_conv_becomes_winograd_with_fused_epilogue():
     fused = next(g for g in groups if WINOGRAD in g)
     assert {"add", "nn.relu"} <= set(fused)             # epilogue fused with the anchor
     shapes = sorted(v.shape for v in factory.get_params().values())
-    assert (6, 6, 32, 32) in shapes or (4, 4, 32, 32) in shapes      # folded at build time
+    assert (6, 6, 64, 64) in shapes or (4, 4, 64, 64) in shapes      # folded at build time
 
 
 @pytest.mark.parametrize("context, env", [
@@ -95,7 +95,7 @@ def test_non_constant_weight_is_not_rewritten():
 
 
 @pytest.mark.parametrize("name, make", [
-    ("resnet18", lambda: zoo.resnet.get_workload(num_classes=10, image_shape=(3, 64, 64))),
+    ("resnet18", lambda: zoo.resnet.get_workload(num_classes=10, image_shape=(3, 128, 128))),
     ("vgg11", lambda: zoo.vgg.get_workload(1, num_classes=10, image_shape=(3, 32, 32),
                                            num_layers=11, batch_norm=True)),
 ])
