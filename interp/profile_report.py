@@ -29,7 +29,11 @@ _CONV_OPS = {"nn.conv1d": "OIW", "nn.conv2d": "OIHW", "nn.conv3d": "OIDHW"}
 _CONV_T_OPS = {"nn.conv1d_transpose": "IOW", "nn.conv2d_transpose": "IOHW",
                "nn.conv3d_transpose": "IODHW"}
 _MATMUL_OPS = {"nn.dense", "nn.matmul", "nn.batch_matmul", "matmul"}
-FLOP_OPS = frozenset(_CONV_OPS) | frozenset(_CONV_T_OPS) | frozenset(_MATMUL_OPS)
+# A Winograd convolution counts the FLOPs of the direct 3x3 convolution it replaces (so its
+# GFLOP/s is the effective rate, comparable with a GEMM-based conv of the same layer).
+_WINOGRAD_OPS = {"nn.contrib_conv2d_winograd_without_weight_transform"}
+FLOP_OPS = (frozenset(_CONV_OPS) | frozenset(_CONV_T_OPS) | frozenset(_MATMUL_OPS)
+            | frozenset(_WINOGRAD_OPS))
 """The ops whose FLOPs :func:`group_flops` counts (convolutions, dense, matrix products)."""
 
 
@@ -92,6 +96,9 @@ def _call_flops(call, bindings: dict) -> float | None:
         layout = attrs.get("kernel_layout") or _CONV_OPS[name]
         per_output = int(np.prod(weight)) // max(_extent(weight, layout, "O"), 1)
         return 2.0 * float(np.prod(out)) * per_output
+    if name in _WINOGRAD_OPS:          # weight (a, a, O, I), or (a, a, I, O) for HWIO
+        channels = weight[3] if (attrs.get("kernel_layout") or "OIHW") == "OIHW" else weight[2]
+        return 2.0 * float(np.prod(out)) * 9 * channels
     if name in _CONV_T_OPS:
         layout = attrs.get("kernel_layout") or _CONV_T_OPS[name]
         per_input = int(np.prod(weight)) // max(_extent(weight, layout, "I"), 1)

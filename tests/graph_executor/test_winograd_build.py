@@ -104,3 +104,18 @@ def test_zoo_models_with_winograd_match_interpreter(name, make):
     params = {k: v.numpy() for k, v in params.items()}
     factory = run_against_interpreter(mod, params, opt_level=3)
     assert WINOGRAD in ops_of(factory), name
+
+
+def test_profile_counts_winograd_as_the_direct_convolution():
+    """The profiler's FLOPs of a Winograd group are the replaced 3x3 convolution's (2 per
+    multiply-add), so its GFLOP/s compares with a GEMM-based conv; it is the group's
+    anchor in the per-op summary."""
+    from interp.profile_report import FLOP_OPS, group_flops
+    x = irlib.var("x", shape=(1, 9, 10, 5))
+    u = irlib.var("u", shape=(6, 6, 5, 7))
+    call = irlib.nn.contrib_conv2d_winograd_without_weight_transform(
+        x, u, tile_size=4, padding=(1, 1, 1, 1), data_layout="NHWC", kernel_layout="HWIO")
+    func = irlib.transform.InferType()(irlib.IRModule.from_expr(
+        irlib.Function([x, u], irlib.nn.relu(call))))["main"]
+    assert group_flops(func) == 2 * (9 * 10 * 7) * 9 * 5
+    assert WINOGRAD in FLOP_OPS
