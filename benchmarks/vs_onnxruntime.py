@@ -23,8 +23,12 @@ Each worker has every thread pool (numba, OpenMP, OpenBLAS, MKL) limited to ``--
 (default: all cores). The table gives the median ms of each engine, the ratio irlib /
 onnxruntime (below 1: irlib is faster), the peak RSS of each process in MiB and the largest
 difference between the two engines' first outputs relative to the largest magnitude of
-onnxruntime's (a sanity check that both ran the same model).
-Timings on a shared machine are noisy: compare ratios taken in one run.
+onnxruntime's (a sanity check that both ran the same model), then the median CPU time
+(``time.process_time``, all threads of the process) per run of each engine and its ratio.
+Timings on a shared machine are noisy: compare ratios taken in one run. On a machine whose
+cores other work keeps busy, wall times mostly measure how each engine's thread pool copes
+with waiting for a core (onnxruntime's spinning workers suffer most); the CPU times stay
+close to the work done, so read both.
 """
 
 from __future__ import annotations
@@ -120,14 +124,16 @@ def worker(args) -> int:
     started = time.perf_counter()
     output = call()
     warmup_ms = 1e3 * (time.perf_counter() - started)
-    times = []
+    times, cpu_times = [], []
     for _ in range(max(args.repeat, 1)):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         call()
         times.append(1e3 * (time.perf_counter() - started))
+        cpu_times.append(1e3 * (time.process_time() - cpu_started))
     np.save(args.output, _first_array(output))
     print(json.dumps({"engine": args.worker, "build_s": build_s, "warmup_ms": warmup_ms,
-                      "times_ms": times, "peak_rss_mib": peak_rss_mib()}))
+                      "times_ms": times, "cpu_ms": cpu_times,
+                      "peak_rss_mib": peak_rss_mib()}))
     return 0
 
 
@@ -197,11 +203,13 @@ def bench_model(model: str, args) -> dict:
         results = {engine: run_worker(engine, model, workdir, args) for engine in ENGINES}
     for engine, result in results.items():
         row[f"{engine}_ms"] = statistics.median(result["times_ms"])
+        row[f"{engine}_cpu_ms"] = statistics.median(result["cpu_ms"])
         row[f"{engine}_min_ms"] = min(result["times_ms"])
         row[f"{engine}_rss_mib"] = result["peak_rss_mib"]
         row[f"{engine}_warmup_ms"] = result["warmup_ms"]
         row[f"{engine}_build_s"] = result["build_s"]
     row["ratio"] = row["irlib_ms"] / row["onnxruntime_ms"]
+    row["cpu_ratio"] = row["irlib_cpu_ms"] / max(row["onnxruntime_cpu_ms"], 1e-9)
     a, b = (results[e]["output"].astype("float64") for e in ENGINES)
     row["max_abs_diff"] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
     row["max_rel_diff"] = row["max_abs_diff"] / max(float(np.max(np.abs(b))), 1e-30)
@@ -227,13 +235,14 @@ def _export_zoo(model: str, path: str, seed: int) -> list:
 def table(rows: list) -> list:
     """The lines of the Markdown table of ``rows``."""
     lines = ["| model | irlib ms | onnxruntime ms | ratio | irlib RSS MiB | "
-             "onnxruntime RSS MiB | output diff |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "onnxruntime RSS MiB | output diff | CPU ms irlib / onnxruntime | CPU ratio |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         lines.append(f"| {row['model']} | {_ms(row['irlib_ms'])} | "
                      f"{_ms(row['onnxruntime_ms'])} | {row['ratio']:.2f} | "
                      f"{row['irlib_rss_mib']:.0f} | {row['onnxruntime_rss_mib']:.0f} | "
-                     f"{row['max_rel_diff']:.1g} |")
+                     f"{row['max_rel_diff']:.1g} | {_ms(row['irlib_cpu_ms'])} / "
+                     f"{_ms(row['onnxruntime_cpu_ms'])} | {row['cpu_ratio']:.2f} |")
     return lines
 
 

@@ -23,6 +23,7 @@ def test_mlp_row_from_two_processes(tmp_path, capsys):
                                 "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "| mlp |" in text and "| model | irlib ms | onnxruntime ms | ratio |" in text
+    assert "| CPU ratio |" in text
     (row,) = json.loads(out.read_text())
     assert row["model"] == "mlp"
     assert row["irlib_ms"] > 0 and row["onnxruntime_ms"] > 0
@@ -62,3 +63,4 @@ def test_transformer_row_imports_the_same_onnx_file(tmp_path, capsys):
     (row,) = json.loads(out.read_text())
     assert row["model"] == "gpt2" and row["irlib_ms"] > 0 and row["onnxruntime_ms"] > 0
     assert row["max_rel_diff"] < 1e-4
+    assert row["irlib_cpu_ms"] > 0 and row["onnxruntime_cpu_ms"] > 0

@@ -14,7 +14,7 @@ import pytest
 import irlib
 import interp
 from interp import graph_executor
-from irlib.transform.fuse_attention import ATTENTION_ATTR, fuse_attention
+from irlib.transform.fuse_attention import ATTENTION_ATTR, AttentionPlan, fuse_attention
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -27,7 +27,7 @@ def _build(mod, params=None, opt_level=3):
 
 def _attention_functions(lib):
     return {name: c for name, c in lib.lib.compiled.items()
-            if hasattr(c.fn, "plan")}
+            if isinstance(getattr(c.fn, "plan", None), AttentionPlan)}
 
 
 @pytest.mark.parametrize("model, count", [("bert", 1), ("gpt2", 1), ("whisper", 3)])
