@@ -310,7 +310,7 @@ def _own_product(a, b, out, accumulate: bool) -> bool:
         function, args = tasks[0]
         function(*args)
     else:
-        _POOL.run(tasks)
+        _POOL.run(tasks, out.size * a.shape[-1])
     return True
 
 

@@ -8,9 +8,20 @@ every block of every GEMM: measured on the 2-core dev machine at load average ~8
 16 ms split this way. Here a large product is cut into more panels than threads (disjoint
 column or row blocks of the output); the calling thread and ``threads - 1`` helper threads
 take panels from a shared counter until none is left, each panel one single-threaded cblas
-call (ctypes releases the GIL for it). A helper that is descheduled costs at most the panel
-it holds; one that wakes after the work is gone does nothing, and the caller never waits
-for it.
+call (ctypes releases the GIL for it). A helper that wakes after the work is gone does
+nothing, and the caller never waits for it.
+
+A helper the OS deschedules in the middle of a panel still makes the caller wait for that
+panel until it runs again, and on a machine whose other processes take the cores (or
+whose scheduler gives this process a fixed share, as cgroups do), a second thread only
+adds that risk: at load average ~13-16 on 2 cores, products of 3 ms on one thread took
+20-40 ms (median) as 2-thread splits. So the pool backs off to the calling thread alone
+when splitting does not pay. A split call *stalls* when the caller waited for helpers longer
+than half the time it worked itself, or when the call ran slower than the best rate (work
+per second) seen on one thread lately; then the next calls run serially on the caller
+(1, 2, 4, ... up to :data:`MAX_SERIAL_CALLS` calls, doubling while the stalls go on),
+after which it tries the helpers again; each split call that did not stall halves the
+back-off. On an idle machine splits run faster than one thread and never back off.
 """
 
 from __future__ import annotations
@@ -18,8 +29,12 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 
-__all__ = ["GemmPool"]
+__all__ = ["GemmPool", "MAX_SERIAL_CALLS"]
+
+MAX_SERIAL_CALLS = 64
+"""Longest run of serial calls after stalls before the helpers are tried again."""
 
 
 class _Job:
@@ -66,6 +81,10 @@ class GemmPool:
         self.threads = max(1, int(threads))
         self._queues = []
         self._start_lock = threading.Lock()
+        self.serial_left = 0        # calls still to run serially after a stall
+        self.backoff = 1            # serial calls after the next stall
+        self.stalls = 0             # stalls seen (for tests and reports)
+        self.serial_rate = 0.0      # best recent work per second on the caller alone
 
     def _start(self) -> None:
         with self._start_lock:
@@ -84,25 +103,47 @@ class GemmPool:
                 return
             job.work()
 
-    def run(self, tasks) -> None:
+    def run(self, tasks, work: float = 0.0) -> None:
         """Run every ``function(*args)`` of ``tasks`` (a list) and return when all are done.
 
         Tasks must be independent (disjoint outputs). The first exception a task raised is
         raised again here after the others finished.
+
+        Args:
+            tasks: ``(function, args)`` pairs.
+            work: the tasks' total work in any unit (irlib passes multiply-adds), for the
+                back-off's serial-rate comparison; 0 leaves the rate out.
         """
         if not tasks:
             return
-        if self.threads == 1 or len(tasks) == 1:
+        if self.threads == 1 or len(tasks) == 1 or self.serial_left > 0:
+            if self.serial_left > 0:
+                self.serial_left -= 1
+            start = time.perf_counter()
             for function, args in tasks:
                 function(*args)
+            if work:
+                rate = work / max(time.perf_counter() - start, 1e-9)
+                self.serial_rate = max(self.serial_rate * 0.98, rate)
             return
         if len(self._queues) < self.threads - 1:
             self._start()
         job = _Job(tasks)
+        start = time.perf_counter()
         for inbox in self._queues[:len(tasks) - 1]:
             inbox.put(job)
         job.work()
+        worked = time.perf_counter()
         job.done.wait()
+        end = time.perf_counter()
+        waited = end - worked
+        if waited > 0.5 * (worked - start) or (      # a helper was descheduled mid-panel
+                work and self.serial_rate and work / self.serial_rate < end - start):
+            self.stalls += 1
+            self.serial_left = self.backoff
+            self.backoff = min(2 * self.backoff, MAX_SERIAL_CALLS)
+        elif self.backoff > 1:
+            self.backoff //= 2
         if job.error is not None:
             raise job.error
 

@@ -294,3 +294,30 @@ def test_missing_package_loads_nothing(monkeypatch):
     assert openblas.load("SkylakeX") is None
     monkeypatch.setattr(openblas, "requested_coretype", lambda: "SkylakeX")
     assert blas._load_own() is None
+
+
+def test_pool_backs_off_to_the_caller_after_a_stall():
+    """A helper that holds its task much longer than the caller worked is a stall: the next
+    call runs every task on the calling thread."""
+    import time
+    pool = GemmPool(2)
+    ran_on = []
+
+    def task():
+        main = threading.current_thread() is threading.main_thread()
+        ran_on.append(main)
+        time.sleep(0.02 if main else 0.2)
+    try:
+        for _ in range(10):          # until the helper took a task (it may wake too late)
+            ran_on.clear()
+            pool.run([(task, ()), (task, ())])
+            if not all(ran_on):
+                break
+        if all(ran_on):
+            pytest.skip("the helper thread never got a task on this (busy) machine")
+        assert pool.stalls >= 1 and pool.serial_left >= 1
+        ran_on.clear()
+        pool.run([(task, ()), (task, ())])
+        assert ran_on == [True, True]            # backed off: both on the caller
+    finally:
+        pool.close()
