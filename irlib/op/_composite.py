@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..errors import GradientError, UntypedError
 
 from ..ir import expr as E
-from ..ir.functor import children
+from ..ir.functor import children, post_order
 from ..ir.types import TupleType
 from .registry import get_def, make_call
 
@@ -37,20 +37,12 @@ def _annotate(nodes, leaves) -> None:
 
 
 def _topological(root, leaves) -> list:
-    """Nodes of ``root`` reachable without entering ``leaves``, children before parents."""
-    order, seen = [], set()
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen or node in leaves:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        stack.extend((child, False) for child in children(node))
-    return order
+    """Nodes of ``root`` reachable without entering ``leaves``, children before parents
+    (children are walked last first, the order the adjoints were always accumulated in)."""
+    if root in leaves:
+        return []
+    return post_order(root, children_of=lambda node: tuple(
+        child for child in reversed(children(node)) if child not in leaves))
 
 
 def backprop(root, leaves, out_grad) -> list:
