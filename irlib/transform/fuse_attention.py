@@ -100,7 +100,7 @@ class _AttentionCallback(DFPatternCallback):
     the bodies of the new functions are not matched again)."""
 
     def __init__(self):
-        super().__init__(require_type=True, rewrite_once=True)
+        super().__init__(rewrite_once=True)     # the input is typed (rewrite_typed_module)
         self.pattern, self.q, self.kt, self.v, self.mask, self.select_mask = _make_pattern()
 
     def callback(self, pre, post, node_map):
@@ -173,9 +173,14 @@ def _operands(root) -> dict:
     return found
 
 
-def fuse_attention(func: E.Function) -> E.Function:
-    """``func`` (typed) with its attention chains in fused functions (module docstring)."""
-    return rewrite(_AttentionCallback(), func)
+def fuse_attention(func: E.Function, mod=None) -> E.Function:
+    """``func`` (typed) with its attention chains in fused functions (module docstring).
+
+    Args:
+        func: a type-checked function.
+        mod: the module ``func`` belongs to (its global functions), if it calls any.
+    """
+    return rewrite(_AttentionCallback(), func, mod)
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,7 @@ class FuseAttention(ModulePass):
 
     def transform_module(self, mod, ctx=None):
         """The rewritten, type-checked copy of ``mod``."""
-        return rewrite_typed_module(mod, fuse_attention)
+        return rewrite_typed_module(mod, lambda func: fuse_attention(func, mod))
 
 
 register_pass("FuseAttention", FuseAttention)

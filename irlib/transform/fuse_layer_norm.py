@@ -74,7 +74,7 @@ class _LayerNormCallback(DFPatternCallback):
     """Replace each layer norm match by a call of a fused ``Primitive`` function."""
 
     def __init__(self):
-        super().__init__(require_type=True, rewrite_once=True)
+        super().__init__(rewrite_once=True)     # the input is typed (rewrite_typed_module)
         self.pattern, self.x, self.eps, self.gamma, self.beta = _make_pattern()
 
     def callback(self, pre, post, node_map):
@@ -202,9 +202,14 @@ def describe_layer_norm(node, check_only: bool = False):
     return LayerNormPlan(float(eps_value.reshape(())), gamma_array, beta_array)
 
 
-def fuse_layer_norm(func: E.Function) -> E.Function:
-    """``func`` (typed) with its layer norm chains in fused functions (module docstring)."""
-    return rewrite(_LayerNormCallback(), func)
+def fuse_layer_norm(func: E.Function, mod=None) -> E.Function:
+    """``func`` (typed) with its layer norm chains in fused functions (module docstring).
+
+    Args:
+        func: a type-checked function.
+        mod: the module ``func`` belongs to (its global functions), if it calls any.
+    """
+    return rewrite(_LayerNormCallback(), func, mod)
 
 
 @dataclass(frozen=True)
@@ -217,7 +222,7 @@ class FuseLayerNorm(ModulePass):
 
     def transform_module(self, mod, ctx=None):
         """The rewritten, type-checked copy of ``mod``."""
-        return rewrite_typed_module(mod, fuse_layer_norm)
+        return rewrite_typed_module(mod, lambda func: fuse_layer_norm(func, mod))
 
 
 register_pass("FuseLayerNorm", FuseLayerNorm)
