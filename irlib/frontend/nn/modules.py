@@ -153,6 +153,31 @@ def _check_groups(layer: str, in_channels: int, out_channels: int, groups: int) 
                           f"out_channels={out_channels}")
 
 
+def _init_conv(module: Module, layer: str, ndim: int, in_channels: int, out_channels: int,
+               kernel_size, stride, padding, dilation, groups: int, bias: bool,
+               dtype: Optional[str], transposed: bool = False) -> None:
+    """Check the channel groups and set a convolution layer's hyper-parameters, weight and
+    bias on ``module`` (the code every ``Conv*`` layer's ``__init__`` shares).
+
+    Args:
+        module: the layer being initialised.
+        layer: its class name, for errors.
+        ndim: the number of spatial dims.
+        in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+            dtype: the layer's arguments (see the layer classes).
+        transposed: the weight is ``[in, out/groups, *k]`` (a transposed convolution)
+            instead of ``[out, in/groups, *k]``.
+    """
+    _check_groups(layer, in_channels, out_channels, groups)
+    module.in_channels, module.out_channels = in_channels, out_channels
+    module.kernel_size, module.stride, module.padding = kernel_size, stride, padding
+    module.dilation, module.groups = dilation, groups
+    head = (in_channels, out_channels // groups) if transposed \
+        else (out_channels, in_channels // groups)
+    module.weight = Parameter((*head, *_kernel(kernel_size, ndim, layer)), dtype)
+    module.bias = Parameter((out_channels,), dtype) if bias else None
+
+
 class Conv1D(Module):
     """1-D convolution layer: ``op.conv1d`` with weight ``[out_channels, in_channels/groups,
     kernel_size]`` and bias ``[out_channels]``.
@@ -172,13 +197,8 @@ class Conv1D(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
                  padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = True,
                  dtype: Optional[str] = None):
-        _check_groups("Conv1D", in_channels, out_channels, groups)
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.dilation, self.groups = dilation, groups
-        self.weight = Parameter((out_channels, in_channels // groups,
-                                 *_kernel(kernel_size, 1, "Conv1D")), dtype)
-        self.bias = Parameter((out_channels,), dtype) if bias else None
+        _init_conv(self, "Conv1D", 1, in_channels, out_channels, kernel_size, stride, padding,
+                   dilation, groups, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """Apply the layer.
@@ -209,13 +229,8 @@ class Conv2D(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
                  padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = True,
                  dtype: Optional[str] = None):
-        _check_groups("Conv2D", in_channels, out_channels, groups)
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.dilation, self.groups = dilation, groups
-        self.weight = Parameter((out_channels, in_channels // groups,
-                                 *_kernel(kernel_size, 2, "Conv2D")), dtype)
-        self.bias = Parameter((out_channels,), dtype) if bias else None
+        _init_conv(self, "Conv2D", 2, in_channels, out_channels, kernel_size, stride, padding,
+                   dilation, groups, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """Apply the layer.
@@ -247,13 +262,9 @@ class ConvTranspose1D(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
                  padding: int = 0, output_padding: int = 0, dilation: int = 1, groups: int = 1,
                  bias: bool = True, dtype: Optional[str] = None):
-        _check_groups("ConvTranspose1D", in_channels, out_channels, groups)
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.output_padding, self.dilation, self.groups = output_padding, dilation, groups
-        self.weight = Parameter((in_channels, out_channels // groups,
-                                 *_kernel(kernel_size, 1, "ConvTranspose1D")), dtype)
-        self.bias = Parameter((out_channels,), dtype) if bias else None
+        self.output_padding = output_padding
+        _init_conv(self, "ConvTranspose1D", 1, in_channels, out_channels, kernel_size, stride,
+                   padding, dilation, groups, bias, dtype, transposed=True)
 
     def forward(self, x: Tensor) -> Tensor:
         """Apply the layer.
