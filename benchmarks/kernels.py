@@ -1,11 +1,13 @@
 """GFLOP/s of the CPU conv2d and dense kernels on ResNet-50 layer shapes (batch 1, float32),
-next to np.matmul's GFLOP/s on the same GEMM shapes, measured in the same run.
+next to a plain GEMM's GFLOP/s on the same GEMM shapes, measured in the same run.
 
 Run: ``python benchmarks/kernels.py [--repeat 20] [--layout NCHW|NHWC|both] [--stat min]``
 
-For a convolution the matmul column times ``np.matmul`` on the convolution's own GEMM
-(``[O, C*KH*KW] @ [C*KH*KW, OH*OW]``), so the ratio is what im2col and the kernel's
-overheads cost; the last line is np.matmul's figure on 2048x2048 (the machine's peak).
+For a convolution the matmul column times ``jitkernels.cpu.blas.gemm`` (the BLAS the kernels
+themselves call: irlib's OpenBLAS where it loads, else numpy's) on the convolution's own
+GEMM (``[O, C*KH*KW] @ [C*KH*KW, OH*OW]``), so the ratio is what im2col and the kernel's
+overheads cost; the last line gives that GEMM's and np.matmul's (numpy's own BLAS) figures
+on 2048x2048 (the machine's peak).
 FLOPs count 2 per multiply-add. Each figure is the median (``--stat min``: the fastest) of
 ``repeat`` timed calls after warm-up calls (which also compile or load the kernels).
 
@@ -29,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jitkernels  # noqa: E402
+from jitkernels.cpu import blas  # noqa: E402
 
 # (name, C, H=W, O, kernel, stride): the distinct conv layers of ResNet-50 (v1.5, stride in
 # the 3x3 conv of each stage's first block) at batch 1.
@@ -93,7 +96,8 @@ def conv_rows(repeat: int, layout: str):
         flops = 2.0 * out_channels * channels * k * k * out * out
         a = rng.standard_normal((out_channels, channels * k * k), dtype=np.float32)
         b = rng.standard_normal((channels * k * k, out * out), dtype=np.float32)
-        seconds, gemm = median_seconds(lambda: conv2d(x, w, **attrs), lambda: np.matmul(a, b),
+        c = np.empty((out_channels, out * out), np.float32)
+        seconds, gemm = median_seconds(lambda: conv2d(x, w, **attrs), lambda: blas.gemm(a, b, c),
                                        repeat=repeat)
         yield name, flops / seconds / 1e9, flops / gemm / 1e9, seconds * 1e3
 
@@ -106,7 +110,8 @@ def dense_rows(repeat: int):
         x = rng.standard_normal((batch, features), dtype=np.float32)
         w = rng.standard_normal((units, features), dtype=np.float32)
         flops = 2.0 * batch * features * units
-        seconds, gemm = median_seconds(lambda: dense(x, w), lambda: np.matmul(x, w.T),
+        c = np.empty((batch, units), np.float32)
+        seconds, gemm = median_seconds(lambda: dense(x, w), lambda: blas.gemm(x, w.T, c),
                                        repeat=repeat)
         yield name, flops / seconds / 1e9, flops / gemm / 1e9, seconds * 1e3
 
@@ -132,10 +137,12 @@ def main(argv=None) -> int:
     for name, got, gemm, ms in dense_rows(args.repeat):
         print(f"{name:<22} {'-':<6} {got:11.1f} {gemm:11.1f} {got / gemm:6.0%} {ms:8.3f}")
     a = np.random.default_rng(1).standard_normal((2048, 2048), dtype=np.float32)
-    peak = 2.0 * 2048 ** 3 / median_seconds(lambda: np.matmul(a, a),
-                                             repeat=max(3, args.repeat // 4))[0]
-    print(f"np.matmul 2048x2048: {peak / 1e9:.1f} GFLOP/s; conv/matmul ratio: median "
-          f"{statistics.median(conv_ratios):.0%}, min {min(conv_ratios):.0%}")
+    c = np.empty_like(a)
+    ours, numpys = median_seconds(lambda: blas.gemm(a, a, c), lambda: np.matmul(a, a),
+                                  repeat=max(3, args.repeat // 4))
+    print(f"2048x2048: blas.gemm ({blas.backend()['library']}) {2.0 * 2048 ** 3 / ours / 1e9:.1f}"
+          f" GFLOP/s, np.matmul {2.0 * 2048 ** 3 / numpys / 1e9:.1f} GFLOP/s; conv/matmul "
+          f"ratio: median {statistics.median(conv_ratios):.0%}, min {min(conv_ratios):.0%}")
     return 0
 
 
