@@ -63,6 +63,22 @@ class GraphFunction:
         if len(args) > len(self.params):
             raise InterpreterError(f"main takes {len(self.params)} argument(s), "
                                    f"got {len(args)}")
+        if kwargs or len(args) != len(self.params):
+            args = self._positional(args, kwargs)
+        device = self.module.module.device
+        heads = [NDArray(array, device) for array in self.module._runtime.call_arrays(args)]
+        if not isinstance(self.ret_type, TupleType):
+            return heads[0]
+        iterator = iter(heads)
+
+        def regroup(ty):           # recursion over a type: shallow
+            if isinstance(ty, TupleType):
+                return TupleValue(*[regroup(f) for f in ty.fields])
+            return next(iterator)
+        return regroup(self.ret_type)
+
+    def _positional(self, args, kwargs) -> list:
+        """The arguments in parameter order, keywords placed by name."""
         given = dict(enumerate(args))
         for key, value in kwargs.items():
             matches = [i for i, p in enumerate(self.params) if p.name_hint == key]
@@ -76,19 +92,7 @@ class GraphFunction:
         for index, param in enumerate(self.params):
             if index not in given:
                 raise InterpreterError(f"missing argument %{param.name_hint} of main")
-            self.module.set_input(index, given[index])
-        self.module._runtime.run()
-        heads = [NDArray(self.module.get_output(i).numpy().copy())
-                 for i in range(self.module.get_num_outputs())]
-        if not isinstance(self.ret_type, TupleType):
-            return heads[0]
-        iterator = iter(heads)
-
-        def regroup(ty):           # recursion over a type: shallow
-            if isinstance(ty, TupleType):
-                return TupleValue(*[regroup(f) for f in ty.fields])
-            return next(iterator)
-        return regroup(self.ret_type)
+        return [given[index] for index in range(len(self.params))]
 
     def __repr__(self) -> str:
         return "<GraphFunction main>"

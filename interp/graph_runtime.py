@@ -201,6 +201,7 @@ class GraphRuntime:
                 args = [a.reshape(-1) for a in args]
             calls.append((fn, tuple(args)))
         self.calls = calls
+        self._fast = None           # call_arrays' input/output arrays, remade on next use
 
     def _rebind(self, entry: int, array: np.ndarray) -> None:
         stack = [(entry, array)]
@@ -308,6 +309,55 @@ class GraphRuntime:
             raise GraphInputError(f"set_output_zero_copy: output {key!r} needs a writeable "
                                   f"C-contiguous array")
         self._rebind(entry, array)
+
+    # -- one call: inputs in, outputs out ----------------------------------------------------
+    def _fast_arrays(self):
+        """``(targets, outputs)``: per input the live array a value of the same shape and
+        dtype is copied into (None when it is read-only: set_input must rebind it), and the
+        output entries."""
+        targets = []
+        for index in range(len(self.input_names)):
+            array = self.entries[self.input_entry(index)]
+            targets.append(array if array.flags.writeable else None)
+        outputs = [self.graph.entry_id(*head) for head in self.graph.heads]
+        self._fast = (targets, outputs)
+        return self._fast
+
+    def call_arrays(self, values) -> list:
+        """Set inputs ``0 .. len(values) - 1`` to ``values``, run, and return a copy of
+        every output (the per-inference path of :class:`~interp.graph_evaluate.GraphFunction`).
+
+        A numpy array of the input's exact shape and dtype is copied straight into the
+        input's storage (the input arrays are looked up once per binding, not per call);
+        anything else goes through :meth:`set_input` (conversion, checks, errors).
+
+        Args:
+            values: the input values, in input order (fewer than the inputs is fine: the
+                others keep their values, e.g. bound weights).
+
+        Returns:
+            A list of new numpy arrays, one per graph output.
+
+        Raises:
+            GraphInputError: a value of the wrong shape or dtype.
+        """
+        if type(self).set_input is not GraphRuntime.set_input:     # symbolic runtime
+            for index, value in enumerate(values):
+                self.set_input(index, value)
+            self.run()
+            return [np.array(self.get_output(i)) for i in range(len(self.graph.heads))]
+        fast = self._fast or self._fast_arrays()
+        targets, outputs = fast
+        for index, value in enumerate(values):
+            target = targets[index]
+            if target is not None and type(value) is np.ndarray \
+                    and value.shape == target.shape and value.dtype == target.dtype:
+                np.copyto(target, value)
+            else:
+                self.set_input(index, value)
+        self.run()
+        entries = self.entries
+        return [entries[entry].copy() for entry in outputs]
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> None:
