@@ -30,7 +30,7 @@ from . import expr as E
 from . import types as T
 from .attrs import Attrs
 from .dims import AnyDim, DimExpr, format_dim
-from .functor import pattern_vars, post_order
+from .functor import pattern_children, pattern_vars, post_order
 from .module import IRModule
 
 _STRINGS: dict = {}
@@ -181,14 +181,8 @@ class Hasher:
                     _text(getattr(ctor.belong_to, "name_hint", "")), len(ctor.inputs))
 
     def pattern_hash(self, pattern, done: dict) -> int:
-        order, stack = [], [pattern]
-        while stack:
-            current = stack.pop()
-            order.append(current)
-            if isinstance(current, (E.PatternConstructor, E.PatternTuple)):
-                stack.extend(current.patterns)
         hashes: dict = {}
-        for current in reversed(order):
+        for current in post_order(pattern, pattern_children):
             if isinstance(current, E.PatternVar):
                 hashes[current] = _mix(_TAG["p_var"], done[current.var])
             elif isinstance(current, E.PatternConstructor):

@@ -47,19 +47,24 @@ def pattern_vars(pattern) -> list:
     return found
 
 
+def pattern_children(pattern) -> tuple:
+    """The sub-patterns of ``pattern`` (a constructor's or tuple's fields; none for variables
+    and wildcards): the ``children_of`` that makes :func:`post_order` walk a pattern.
+
+    Args:
+        pattern: a :class:`~irlib.ir.expr.Pattern`.
+    """
+    if isinstance(pattern, (E.PatternConstructor, E.PatternTuple)):
+        return pattern.patterns
+    return ()
+
+
 def rename_pattern(pattern, mapping: dict):
     """``pattern`` with each bound Var replaced per ``mapping`` (old Var -> new Var)."""
     if not mapping:
         return pattern
-    # Patterns are shallow; rebuild bottom-up over an explicit post-order list anyway.
-    order, stack = [], [pattern]
-    while stack:
-        current = stack.pop()
-        order.append(current)
-        if isinstance(current, (E.PatternConstructor, E.PatternTuple)):
-            stack.extend(current.patterns)
     done: dict = {}
-    for current in reversed(order):
+    for current in post_order(pattern, pattern_children):
         if isinstance(current, E.PatternVar):
             done[current] = current.replace(var=mapping.get(current.var, current.var))
         elif isinstance(current, (E.PatternConstructor, E.PatternTuple)):
