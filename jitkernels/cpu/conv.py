@@ -136,11 +136,31 @@ def _conv_nd(op_name: str, n: int):
         return True
     def into_fused(out, data, weight, epilogue, **attrs) -> bool:
         """:func:`into` with a fused epilogue (:mod:`jitkernels.cpu.epilogue`) applied
-        per block of output rows while in cache; only ungrouped NHWC/HWIO conv2d (False,
-        writing nothing, otherwise)."""
-        if n != 2 or (attrs.get("data_layout"), attrs.get("kernel_layout"),
-                      attrs.get("out_layout") or attrs.get("data_layout")) != (
-                          "NHWC", "HWIO", "NHWC") or int(attrs.get("groups", 1)) != 1:
+        per block of output rows while in cache; only NHWC conv2d, ungrouped with an HWIO
+        weight or depthwise with one output channel per input channel (False, writing
+        nothing, otherwise)."""
+        if n != 2 or attrs.get("data_layout") != "NHWC" or \
+                (attrs.get("out_layout") or "NHWC") != "NHWC":
+            return False
+        kernel_layout, groups = attrs.get("kernel_layout") or "OIHW", int(attrs.get("groups", 1))
+        if groups > 1:                  # depthwise, one output channel per input channel
+            if (sorted(kernel_layout) != sorted("HWIO") or groups != data.shape[-1]
+                    or weight.shape[kernel_layout.index("O")] != groups
+                    or weight.shape[kernel_layout.index("I")] != 1
+                    or not is_float(data, weight) or out.dtype != data.dtype
+                    or _out_dtype(attrs, data) != data.dtype or not out.flags.c_contiguous
+                    or epilogue.vectors.dtype != data.dtype):
+                return False
+            strides, dilation, before, after = _conv_attrs(attrs, 2, data_canon,
+                                                           kernel_canon)[:4]
+            hwoi = to_canonical(weight, kernel_layout, "HWOI")
+            sizes = tuple(conv_out(data.shape[1 + i], hwoi.shape[i], strides[i], dilation[i],
+                                   before[i], after[i]) for i in range(2))
+            if tuple(out.shape) != (data.shape[0],) + sizes + (groups,):
+                return False
+            _depthwise_nhwc(data, hwoi, strides, dilation, before, after, out, epilogue)
+            return True
+        if kernel_layout != "HWIO":
             return False
         if (not is_float(data, weight) or data.ndim != 4 or weight.ndim != 4
                 or out.dtype != data.dtype or weight.dtype != data.dtype
@@ -198,9 +218,10 @@ def _depthwise(x, w, strides, dilation, before, after, out=None):
     return out
 
 
-def _depthwise_nhwc(data, weight, strides, dilation, before, after, out=None):
+def _depthwise_nhwc(data, weight, strides, dilation, before, after, out=None, epilogue=None):
     """Channels-last depthwise convolution, multiplier 1; ``weight`` is ``(KH, KW, C, 1)``;
-    ``out``: a C-contiguous ``(N, OH, OW, C)`` array to write into (else allocated)."""
+    ``out``: a C-contiguous ``(N, OH, OW, C)`` array to write into (else allocated);
+    ``epilogue``: fused steps applied to each output row (:mod:`.epilogue`), or None."""
     x = np.ascontiguousarray(data)
     kh, kw, channels, _ = weight.shape
     oh = conv_out(x.shape[1], kh, strides[0], dilation[0], before[0], after[0])
@@ -208,7 +229,7 @@ def _depthwise_nhwc(data, weight, strides, dilation, before, after, out=None):
     if out is None:
         out = np.empty((x.shape[0], oh, ow, channels), x.dtype)
     depthwise.depthwise_nhwc(x, np.ascontiguousarray(weight).reshape(kh, kw, channels), out,
-                             strides, dilation, before)
+                             strides, dilation, before, epilogue)
     return out
 
 

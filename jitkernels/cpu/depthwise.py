@@ -10,7 +10,8 @@ whose innermost loop is contiguous and vectorises:
   interleaved pass), so each tap is again a contiguous loop; small stride-1 planes
   accumulate each tap over the whole flattened plane at once (:func:`_accumulate_flat`).
 * channels-last (:func:`depthwise_nhwc`): one task per ``(n, output row)``; every tap adds
-  ``w[b, e, :] * x[n, y, xx, :]`` over the contiguous channels.
+  ``w[b, e, :] * x[n, y, xx, :]`` over the contiguous channels; a fused epilogue (bias,
+  ReLU, ...) finishes each row while it is in L1.
 
 Both overwrite ``out``. Accumulation is in the data's dtype, tap by tap (so results may
 differ from a float64 reference in the last bits).
@@ -22,8 +23,9 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from .conv_core import _valid_range
+from .epilogue import apply_pixel, empty
 
-__all__ = ["depthwise_nchw", "depthwise_nhwc"]
+__all__ = ["depthwise_nchw", "depthwise_nhwc", "depthwise_nhwc_fused"]
 
 _CHUNKS = 64
 """Channel chunks of :func:`depthwise_nchw` (several per thread, for balance)."""
@@ -207,8 +209,23 @@ def depthwise_nchw(x, w, out, strides, dilation, pads):
                     _accumulate_taps(out[n, o, i], padded, w[o], i, strides, dilation)
 
 
+def depthwise_nhwc(x, w, out, strides, dilation, pads, epilogue=None):
+    """Channels-last depthwise convolution with multiplier 1 (:func:`depthwise_nhwc_fused`
+    with ``epilogue``'s steps, or none).
+
+    Args:
+        x: C-contiguous ``(N, H, W, C)``; w: C-contiguous ``(KH, KW, C)``;
+        out: C-contiguous ``(N, OH, OW, C)``, overwritten.
+        strides, dilation, pads: pairs (pads are top, left).
+        epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue`, or None.
+    """
+    steps = epilogue if epilogue is not None else empty(out.dtype)
+    depthwise_nhwc_fused(x, w, out, strides, dilation, pads, steps.kinds, steps.vectors,
+                         steps.residual)
+
+
 @njit(cache=True, parallel=True)
-def depthwise_nhwc(x, w, out, strides, dilation, pads):
+def depthwise_nhwc_fused(x, w, out, strides, dilation, pads, kinds, vectors, residual):
     """Channels-last depthwise convolution with multiplier 1.
 
     One task per output row. The row (``OW*C`` elements, in L1) is zeroed, then each tap
@@ -217,11 +234,18 @@ def depthwise_nhwc(x, w, out, strides, dilation, pads):
     channel loops with their bounds checks ran several times slower). Indices are flat and
     unsigned, so the channel loops vectorise.
 
+    A fused epilogue (:mod:`jitkernels.cpu.epilogue`: bias, batch norm, residual, ReLU) is
+    applied to the row's pixels right after the row is accumulated, while it is in L1.
+
     Args:
         x: C-contiguous ``(N, H, W, C)``; w: C-contiguous ``(KH, KW, C)``;
         out: C-contiguous ``(N, OH, OW, C)``, overwritten.
         strides, dilation, pads: pairs (pads are top, left).
+        kinds, vectors, residual: the epilogue's steps (``kinds`` empty: none); the
+            residual shaped like ``out`` when a step reads it.
     """
+    rflat = residual.reshape(-1)
+    fused = kinds.shape[0] > 0
     batch, height, width, channels = x.shape
     kh, kw = w.shape[0], w.shape[1]
     oh, ow = out.shape[1], out.shape[2]
@@ -250,3 +274,7 @@ def depthwise_nhwc(x, w, out, strides, dilation, pads):
                     start = line + uint64(j * strides[1] + offset) * c
                     for k in range(c):
                         target[into + k] += weights[tap + k] * source[start + k]
+        if fused:
+            for j in range(ow):
+                base = row + uint64(j) * c
+                apply_pixel(target, base, kinds, vectors, rflat, base)

@@ -59,6 +59,19 @@ class Epilogue:
         self.kinds, self.vectors, self.residual = kinds, vectors, residual
 
 
+_EMPTY: dict = {}
+
+
+def empty(dtype) -> Epilogue:
+    """The epilogue with no steps, for kernels that take one (cached per dtype)."""
+    dtype = np.dtype(dtype)
+    epilogue = _EMPTY.get(dtype)
+    if epilogue is None:
+        epilogue = _EMPTY[dtype] = Epilogue(np.zeros(0, np.int64), np.zeros((0, 1), dtype),
+                                            np.zeros((1, 1, 1, 1), dtype))
+    return epilogue
+
+
 def block_rows(out_channels: int, itemsize: int) -> int:
     """Output rows (pixels) per GEMM + epilogue block."""
     return max(MIN_BLOCK_ROWS, ROW_BLOCK_BYTES // max(1, out_channels * itemsize))

@@ -148,3 +148,34 @@ def test_built_groups_fused_vs_unfused(channels, size, monkeypatch):
         gmod.run()
         results[setting] = gmod.get_output(0).numpy()
     np.testing.assert_allclose(results["1"], results["0"], rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(data=st.data())
+def test_depthwise_into_fused_matches_unfused(data):
+    """The NHWC depthwise kernel (one output channel per input channel, HWOI weight) applies
+    the epilogue row by row; same result as the unfused kernel plus numpy steps."""
+    draw = data.draw
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    channels, stride = draw(st.integers(2, 40)), draw(st.integers(1, 2))
+    size = (draw(st.integers(3, 12)), draw(st.integers(3, 12)))
+    kinds = draw(st.lists(st.sampled_from([ADD, MUL, RELU]), min_size=1, max_size=4))
+    if draw(st.booleans()):
+        kinds.insert(draw(st.integers(0, len(kinds))), RESIDUAL)
+    x = rng.standard_normal((draw(st.integers(1, 2)),) + size + (channels,)).astype(np.float32)
+    w = rng.standard_normal((3, 3, channels, 1)).astype(np.float32)
+    attrs = dict(get_def("nn.conv2d").make_attrs({
+        "padding": (1, 1, 1, 1), "strides": (stride, stride), "groups": channels,
+        "data_layout": "NHWC", "kernel_layout": "HWOI"}))
+    out_shape = (x.shape[0],) + tuple((s - 1) // stride + 1 for s in size) + (channels,)
+    vectors = rng.standard_normal((len(kinds), channels)).astype(np.float32)
+    residual = rng.standard_normal(out_shape).astype(np.float32)
+    epilogue = Epilogue(np.array(kinds, np.int64), vectors,
+                        residual if RESIDUAL in kinds else np.zeros((1, 1, 1, 1), np.float32))
+    kernel = jitkernels.get_kernel("nn.conv2d", "cpu")
+    plain = np.empty(out_shape, np.float32)
+    assert kernel.into(plain, x, w, **attrs)
+    fused = np.full(out_shape, np.nan, np.float32)
+    assert kernel.into_fused(fused, x, w, epilogue=epilogue, **attrs)
+    np.testing.assert_allclose(fused, apply_numpy(plain, kinds, vectors, residual),
+                               rtol=1e-5, atol=1e-5)
