@@ -111,6 +111,35 @@ def children(node) -> tuple:
 _LEAVES = frozenset({E.Var, E.GlobalVar, E.Constant, E.Op, E.Constructor})
 
 
+def operands(node) -> tuple:
+    """The sub-expressions evaluated, every time, before ``node`` itself: a call's callee then
+    arguments, a tuple's fields, a projection's tuple, an ``if``'s condition, a ``match``'s
+    scrutinee, a reference node's operands. Branches, clause bodies and the parts of lets
+    and functions (scopes of their own) are not operands; leaves have none.
+
+    Args:
+        node: an expression.
+    """
+    kind = type(node)
+    if kind is E.Call:
+        return (node.op,) + node.args
+    if kind is E.Tuple:
+        return node.fields
+    if kind is E.TupleGetItem:
+        return (node.tuple_value,)
+    if kind is E.If:
+        return (node.cond,)
+    if kind is E.Match:
+        return (node.data,)
+    if kind is E.RefCreate:
+        return (node.value,)
+    if kind is E.RefRead:
+        return (node.ref,)
+    if kind is E.RefWrite:
+        return (node.ref, node.value)
+    return ()
+
+
 def rebuild(node, new_children: tuple):
     """``node`` with its children replaced by ``new_children`` (ordered as :func:`children`).
 

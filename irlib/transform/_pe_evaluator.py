@@ -9,11 +9,11 @@ import numpy as np
 from ..errors import IRError
 from ..ir import expr as E
 from ..ir.dim_binding import has_symbolic_attrs
-from ..ir.functor import pattern_vars, rename_pattern
+from ..ir.functor import operands, pattern_vars, rename_pattern
 from ..ir.rewrite import make_lets
 from ..op import registry
 from ._pe_values import (PV, SConst, SCtor, SFunc, SRef, STuple, Frame, _closed_type,
-                         _const_value, _is_atom, _operands, _static_match, fuel,
+                         _const_value, _is_atom, _static_match, fuel,
                          meet_with_progress)
 from ._rewrite import is_primitive
 from .eliminate_common_subexpr import is_stateful
@@ -90,7 +90,7 @@ class _PartialEvaluator:
             yield self.residualize(pv, ll)
             return pv
         args = []
-        for child in _operands(expr):
+        for child in operands(expr):
             args.append(self.atom(child, frame) if _is_atom(child)
                         else (yield self.eval(child, frame, ll)))
         if kind is E.Call:

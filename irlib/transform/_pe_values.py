@@ -147,28 +147,6 @@ def _is_atom(node):
     return isinstance(node, (E.Var, E.Constant, E.GlobalVar, E.Op, E.Constructor))
 
 
-def _operands(expr):
-    """The sub-expressions evaluated before ``expr`` itself (not branches)."""
-    kind = type(expr)
-    if kind is E.Call:
-        return (expr.op,) + tuple(expr.args)
-    if kind is E.Tuple:
-        return expr.fields
-    if kind is E.TupleGetItem:
-        return (expr.tuple_value,)
-    if kind is E.If:
-        return (expr.cond,)
-    if kind is E.Match:
-        return (expr.data,)
-    if kind is E.RefCreate:
-        return (expr.value,)
-    if kind is E.RefRead:
-        return (expr.ref,)
-    if kind is E.RefWrite:
-        return (expr.ref, expr.value)
-    return ()
-
-
 def _static_match(pattern, pv):
     """(True, bindings) if ``pattern`` surely matches, (False, None) if surely not, and
     (None, None) if it depends on unknown parts."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir import expr as E
-from ..ir.functor import post_order
+from ..ir.functor import operands, post_order
 from ..ir.types import TensorType, TupleType
 
 
@@ -144,24 +144,10 @@ class _Builder:
 
     @staticmethod
     def _children(node) -> tuple:
-        kind = type(node)
-        if kind is E.Call:
-            return tuple(node.args)
-        if kind is E.Tuple:
-            return tuple(node.fields)
-        if kind is E.TupleGetItem:
-            return (node.tuple_value,)
-        if kind is E.If:
-            return (node.cond,)
-        if kind is E.Match:
-            return (node.data,)
-        if kind is E.RefCreate:
-            return (node.value,)
-        if kind is E.RefRead:
-            return (node.ref,)
-        if kind is E.RefWrite:
-            return (node.ref, node.value)
-        return ()
+        """The operands drawn as edges into ``node`` (a call's callee is its label, not an
+        edge)."""
+        found = operands(node)
+        return found[1:] if type(node) is E.Call else found
 
     def _build(self, node, refs) -> tuple:
         kind = type(node)
