@@ -173,6 +173,11 @@ class GraphExecutorFactoryModule:
         """
         from irlib.text.printer import astext
         from .params import save_param_dict
+        control = sorted(n for n, c in self.lib.compiled.items() if c.how == "control")
+        if control:
+            raise IRError(f"export_library: the graph has if node(s) {control}, which the "
+                          f"library format does not store yet; rebuild in the process "
+                          f"instead")
         functions = {name: astext(func) for name, func in self.lib.functions.items()}
         meta = {"format": _FORMAT, "target": self.target, "memory": self.memory}
         with zipfile.ZipFile(os.fspath(path), "w", zipfile.ZIP_DEFLATED) as archive:
@@ -278,6 +283,9 @@ def build(mod, target="cpu", params: dict | None = None, target_host=None,
     optimized = _optimize(mod, params, target)
     lowered = lower_function(optimized["main"])
     lib = Library(lowered.functions, target)
+    if lowered.branches:
+        from .graph_control import add_if_kernels
+        add_if_kernels(lowered, lib, _graph_json)
     graph, memory = _graph_json(lowered, lib)
     reference = lib.report()["reference_ops"]
     if reference and target != "python":

@@ -10,7 +10,11 @@ functions (what :func:`irlib.transform.optimize` produces). Each node of the res
   functions share one ``func_name``; a reshape-only function becomes ``__nop`` (node name
   ``reshape_nop``), whose output aliases its input.
 
-Tuples and projections cost nothing: they only regroup entries. Control flow, closures,
+Tuples and projections cost nothing: they only regroup entries. An ``if`` becomes one node
+(``func_name`` ``__if``, ``__if_1``...) reading the condition and the outer values its
+branches use, each branch lowered to a graph of its own (:attr:`LoweredGraph.branches`,
+run by :mod:`interp.graph_control`), so the rest of the program stays compiled. Loops
+(recursive functions), closures,
 global calls, references, ADTs and ``Any`` dims are rejected with a
 :class:`GraphUnsupportedError` naming the construct (run such programs on the interpreter
 or ``to_python``). Symbolic dims (``Tensor[(n, 16), float32]``) are kept in the node types:
@@ -82,6 +86,25 @@ class LoweredGraph:
     input_names: list = field(default_factory=list)
     size_params: tuple = ()
     size_divisible: list = field(default_factory=list)
+    branches: dict = field(default_factory=dict)
+    """``__if`` func_name -> :class:`IfBranches` (shared by the branch graphs)."""
+
+
+@dataclass
+class IfBranches:
+    """The lowered branches of one ``if`` node.
+
+    Its node's inputs are the condition, then ``num_free`` entries (the outer values the
+    branches read), then the constants of the true branch and those of the false branch
+    (``then_consts``/``else_consts`` of them). Each branch graph's inputs are the free
+    entries followed by its own constants; its heads are the node's outputs.
+    """
+
+    then_graph: LoweredGraph
+    else_graph: LoweredGraph
+    num_free: int
+    then_consts: int
+    else_consts: int
 
 
 def is_primitive(func) -> bool:
@@ -160,11 +183,21 @@ def _op_names(func: E.Function) -> list:
 
 
 class _Lowerer:
-    def __init__(self):
+    def __init__(self, parent: "_Lowerer | None" = None, functions: dict | None = None):
         self.graph = LoweredGraph()
-        self.by_hash: dict = {}
-        self.used_names: dict = {}
+        self.parent = parent
         self.node_names: dict = {}
+        self.inherited_functions = dict(functions or {})
+        self.const_entries: list = []    # a branch: the parent's entries of its constants
+        self.pending_if: dict = {}
+        if parent is None:
+            self.by_hash: dict = {}
+            self.used_names: dict = {}
+        else:                            # one function table and one name space for all
+            self.by_hash, self.used_names = parent.by_hash, parent.used_names
+            self.graph.functions = parent.graph.functions
+            self.graph.params = parent.graph.params
+            self.graph.branches = parent.graph.branches
 
     # -- nodes --------------------------------------------------------------------------------
     def add_null(self, name: str, ty) -> tuple:
@@ -175,8 +208,13 @@ class _Lowerer:
         return (len(self.graph.nodes) - 1, 0)
 
     def add_constant(self, node: E.Constant) -> tuple:
-        name = f"p{len(self.graph.params)}"
         data = node.data.numpy()
+        if self.parent is not None:      # a branch: the constant is an input of the if node
+            outer = self.parent.add_constant(node)
+            self.const_entries.append(outer)
+            name = self.parent.graph.nodes[outer[0]].name
+            return self.add_null(name, TensorType(data.shape, data.dtype.name))
+        name = f"p{len(self.graph.params)}"
         self.graph.params[name] = data
         return self.add_null(name, TensorType(data.shape, data.dtype.name))
 
@@ -226,7 +264,7 @@ class _Lowerer:
 
     def lower_expr(self, body, values: dict):
         """The lowered value of ``body`` given the values of its free variables."""
-        functions: dict = {}
+        functions: dict = dict(self.inherited_functions)
         stack = [("visit", body)]
         while stack:
             event, node = stack.pop()
@@ -257,6 +295,12 @@ class _Lowerer:
             stack.append(("let", node))
             if not isinstance(node.value, E.Function):
                 stack.append(("visit", node.value))
+        elif kind is E.If:
+            from .graph_control import free_nodes
+            frees = free_nodes(node, values)
+            self.pending_if[node] = (frees, dict(functions))
+            stack.append(("done", node))
+            stack.extend(("visit", child) for child in reversed([node.cond] + frees))
         elif kind in (E.Tuple, E.TupleGetItem, E.Call):
             stack.append(("done", node))
             if kind is E.Tuple:
@@ -277,6 +321,8 @@ class _Lowerer:
             return [values[f] for f in node.fields]
         if kind is E.TupleGetItem:
             return values[node.tuple_value][node.index]
+        if kind is E.If:
+            return self.finish_if(node, values)
         func = node.op
         if isinstance(func, E.Var) and func in functions:
             func = functions[func]
@@ -291,6 +337,44 @@ class _Lowerer:
                           f"{getattr(node.op, 'name_hint', '')}: only primitive (fused) "
                           f"functions; run the program through interp.build")
         return self.add_call(func, node, args)
+
+    def finish_if(self, node: E.If, values: dict):
+        """One node running the ``if`` (see :class:`IfBranches`)."""
+        frees, functions = self.pending_if.pop(node)
+        out_types = _tensor_types(node.checked_type, "the result of an if")
+        _static(out_types, "the result of an if")
+        branches = [self.lower_branch(branch, frees, functions)
+                    for branch in (node.true_branch, node.false_branch)]
+        cond = _flatten(values[node.cond])
+        free_entries = [e for f in frees for e in _flatten(values[f])]
+        inputs = cond + free_entries + branches[0].const_entries + branches[1].const_entries
+        func_name = self.unique_name("__if")
+        self.graph.branches[func_name] = IfBranches(
+            branches[0].graph, branches[1].graph, len(free_entries),
+            len(branches[0].const_entries), len(branches[1].const_entries))
+        self.graph.nodes.append(GraphNode(func_name, inputs, func_name, len(out_types),
+                                          out_types))
+        nid = len(self.graph.nodes) - 1
+        return _unflatten(node.checked_type, [(nid, i) for i in range(len(out_types))])
+
+    def lower_branch(self, branch, frees: list, functions: dict) -> "_Lowerer":
+        """A sub-lowerer holding ``branch`` as a graph whose inputs are ``frees``'
+        entries (then the branch's constants)."""
+        sub = _Lowerer(self, functions)
+        values: dict = {}
+        for position, free in enumerate(frees):
+            types = _tensor_types(free.checked_type, "a value an if branch reads")
+            _static(types, "a value an if branch reads")
+            leaves = [sub.add_null(f"if_in{position}_{k}", ty) for k, ty in enumerate(types)]
+            values[free] = _unflatten(free.checked_type, leaves)
+        sub.graph.heads = _flatten(sub.lower_expr(branch, values))
+        return sub
+
+
+def _static(types: list, where: str) -> None:
+    if any(not isinstance(d, (int, np.integer)) for ty in types for d in ty.shape):
+        raise GraphUnsupportedError(f"graph executor runs an if with static shapes only; "
+                                    f"{where} has a symbolic dim")
 
 
 def _wrap_op_call(call: E.Call) -> E.Function:

@@ -112,11 +112,13 @@ def test_groups_of_different_shapes_get_different_functions():
     np.testing.assert_allclose(_run(factory, x=value), want, rtol=1e-6)
 
 
-def test_control_flow_is_rejected_with_a_clear_error():
+def test_if_builds_and_runs_its_branches():
+    """An if is one node running the taken branch's graph (interp.graph_control)."""
     x = irlib.var("x", shape=())
     body = irlib.If(irlib.less(x, irlib.const(0.0)), irlib.negative(x), x)
-    with pytest.raises(IRError, match="graph executor cannot run If"):
-        interp.build(irlib.IRModule.from_expr(irlib.Function([x], body)))
+    factory = interp.build(irlib.IRModule.from_expr(irlib.Function([x], body)))
+    for value in (-2.5, 3.0):
+        np.testing.assert_allclose(_run(factory, x=np.array(value, "float32")), abs(value))
 
 
 def test_dynamic_shapes_and_closures_are_rejected():
@@ -131,12 +133,20 @@ def test_dynamic_shapes_and_closures_are_rejected():
         interp.build(irlib.IRModule.from_expr(irlib.Function([y], closure)))
 
 
-def test_create_executor_graph_falls_back_for_control_flow():
+def test_create_executor_graph_falls_back_for_references():
+    x = irlib.var("x", shape=())
+    body = irlib.negative(irlib.RefRead(irlib.RefCreate(x)))
+    ex = interp.create_executor("graph", irlib.IRModule.from_expr(irlib.Function([x], body)))
+    assert ex.evaluate()(np.float32(-2.0)).numpy() == 2.0
+    assert "Ref" in ex.fallback
+
+
+def test_create_executor_graph_runs_if_without_fallback():
     x = irlib.var("x", shape=())
     body = irlib.If(irlib.less(x, irlib.const(0.0)), irlib.negative(x), x)
     ex = interp.create_executor("graph", irlib.IRModule.from_expr(irlib.Function([x], body)))
     assert ex.evaluate()(np.float32(-2.0)).numpy() == 2.0
-    assert "If" in ex.fallback
+    assert ex.fallback is None
 
 
 def test_report_names_reference_ops():
