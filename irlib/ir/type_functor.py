@@ -45,8 +45,16 @@ def rebuild_type(ty, new_children):
     return ty
 
 
-def iter_types(ty):
-    """Yield ``ty`` and every type inside it (pre-order, each object once)."""
+def iter_types(ty, children_of=None):
+    """Yield ``ty`` and every type inside it (pre-order, left to right, each object once).
+
+    Args:
+        ty: the root type.
+        children_of: the function listing a type's children (default
+            :func:`type_children`); pass another to see through something else too (the
+            unifier's bound holes).
+    """
+    children_of = children_of or type_children
     seen = set()
     stack = [ty]
     while stack:
@@ -55,7 +63,7 @@ def iter_types(ty):
             continue
         seen.add(id(current))
         yield current
-        stack.extend(reversed(type_children(current)))
+        stack.extend(reversed(children_of(current)))
 
 
 class TypeVisitor:

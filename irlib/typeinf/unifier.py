@@ -22,7 +22,7 @@ Python recursion. A failure raises :class:`UnificationError`; bindings already m
 from __future__ import annotations
 
 from ..ir.dims import Any, AnyDim
-from ..ir.type_functor import rebuild_type, type_children
+from ..ir.type_functor import iter_types, rebuild_type, type_children
 from ..ir.types import (FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType,
                         TupleType, Type, TypeCall, TypeVar)
 
@@ -250,22 +250,14 @@ class Unifier:
     def _occurs(self, hole_root, ty) -> bool:
         if type(ty) is TensorType:
             return False
-        stack, seen = [ty], set()
-        while stack:
-            current = stack.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
+        def through_bindings(current):
             if isinstance(current, IncompleteType):
-                top = self.root(current)
-                if top is hole_root:
-                    return True
-                bound = self._binding.get(top)
-                if bound is not None:
-                    stack.append(bound)
-            else:
-                stack.extend(type_children(current))
-        return False
+                bound = self._binding.get(self.root(current))
+                return () if bound is None else (bound,)
+            return type_children(current)
+
+        return any(isinstance(current, IncompleteType) and self.root(current) is hole_root
+                   for current in iter_types(ty, through_bindings))
 
     # -- reading results ---------------------------------------------------------------------
     def resolve(self, ty: Type, memo: dict | None = None, on_hole=None) -> Type:
@@ -341,22 +333,18 @@ class Unifier:
                 return [ty]
         if type(ty) is TensorType:
             return []
-        found, seen = [], set()
-        stack = [ty]
-        while stack:
-            current = stack.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
+        def through_bound_holes(current):
             if isinstance(current, IncompleteType):
                 target = self.shallow(current)
-                if isinstance(target, IncompleteType):
-                    if target not in found:
-                        found.append(target)
-                else:
-                    stack.append(target)
-            else:
-                stack.extend(reversed(type_children(current)))
+                return () if isinstance(target, IncompleteType) else (target,)
+            return type_children(current)
+
+        found = []
+        for current in iter_types(ty, through_bound_holes):
+            if isinstance(current, IncompleteType):
+                target = self.shallow(current)
+                if isinstance(target, IncompleteType) and target not in found:
+                    found.append(target)
         return found
 
     def is_resolved(self, ty: Type) -> bool:
