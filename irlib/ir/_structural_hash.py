@@ -66,7 +66,12 @@ _DTYPES: dict = {}
 
 
 class Hasher:
-    """Computes structural hashes; one instance per :func:`structural_hash` call."""
+    """Computes structural hashes; one instance per :func:`structural_hash` call.
+
+    Args:
+        map_free_vars: hash free variables by their order of appearance (so alpha-equivalent free
+            variables hash alike) instead of by identity.
+    """
 
     def __init__(self, map_free_vars: bool):
         self.map_free_vars = map_free_vars
@@ -74,7 +79,11 @@ class Hasher:
         self.type_memo: dict = {}
 
     def hash(self, node) -> int:
-        """The structural hash of any supported value."""
+        """The structural hash of any supported value.
+
+        Args:
+            node: an expression, type, pattern, constructor, module, array or attribute value.
+        """
         if isinstance(node, E.Expr):
             return self.expr_hash(node)
         if isinstance(node, E.Clause):
@@ -92,6 +101,12 @@ class Hasher:
 
     # -- expressions ---------------------------------------------------------------------------
     def expr_hash(self, root) -> int:
+        """The structural hash of the expression ``root``, computed over a post-order walk (no
+        recursion).
+
+        Args:
+            root: the expression.
+        """
         order = post_order(root)
         for node in order:
             if type(node) is E.Function:
@@ -177,10 +192,22 @@ class Hasher:
         raise TypeError(f"structural_hash: unknown expression node {kind.__name__}")
 
     def constructor_hash(self, ctor) -> int:
+        """The hash of an ADT constructor: its name, its type's name and its arity.
+
+        Args:
+            ctor: the constructor.
+        """
         return _mix(_TAG["constructor"], _text(ctor.name_hint),
                     _text(getattr(ctor.belong_to, "name_hint", "")), len(ctor.inputs))
 
     def pattern_hash(self, pattern, done: dict) -> int:
+        """The hash of a match pattern, bottom-up over its sub-patterns.
+
+        Args:
+            pattern: the pattern.
+            done: the hashes computed so far, keyed by node (a pattern variable hashes as its Var's
+                entry).
+        """
         hashes: dict = {}
         for current in post_order(pattern, pattern_children):
             if isinstance(current, E.PatternVar):
@@ -196,7 +223,11 @@ class Hasher:
 
     # -- types ------------------------------------------------------------------------------------
     def type_hash(self, ty) -> int:
-        """Hash of a type (None allowed), iterative and memoised per type object."""
+        """Hash of a type (None allowed), iterative and memoised per type object.
+
+        Args:
+            ty: the type, or None.
+        """
         if ty is None:
             return _TAG["none"]
         memo = self.type_memo
@@ -262,6 +293,11 @@ class Hasher:
 
     # -- modules and plain values ------------------------------------------------------------------
     def module_hash(self, mod: IRModule) -> int:
+        """The hash of a module: its functions (by global name) and its type definitions.
+
+        Args:
+            mod: the module.
+        """
         functions = tuple((_text(g.name_hint), self.expr_hash(mod[g]))
                           for g in mod.get_global_vars())
         types = tuple((_text(g.name_hint), self.type_hash(mod[g]))
@@ -269,6 +305,11 @@ class Hasher:
         return _mix(_TAG["module"], functions, types)
 
     def array_hash(self, array) -> int:
+        """The hash of a constant's data: dtype, shape and bytes.
+
+        Args:
+            array: the numpy array or NDArray.
+        """
         dtype_code = _DTYPES.get(array.dtype)
         if dtype_code is None:
             dtype_code = _DTYPES[array.dtype] = _text(array.dtype.name)

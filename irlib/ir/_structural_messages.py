@@ -33,7 +33,11 @@ def render_path(path) -> str:
 
 
 def describe(value) -> str:
-    """A short spelling of one side of a mismatch (``%x``, ``1.0 (float32)``, a type)."""
+    """A short spelling of one side of a mismatch (``%x``, ``1.0 (float32)``, a type).
+
+    Args:
+        value: the expression, type or plain value on that side.
+    """
     if isinstance(value, (E.Constant, NDArray, np.ndarray)):
         array = np.asarray(value.data.numpy() if isinstance(value, E.Constant) else value)
         if array.size <= 6:

@@ -150,5 +150,10 @@ def _hashable(value):
 
 
 def make_attrs(type_key: str = "DictAttrs", **fields) -> Attrs:
-    """Convenience constructor: ``make_attrs("relay.attrs.MyAttrs", axis=1)``."""
+    """Convenience constructor: ``make_attrs("relay.attrs.MyAttrs", axis=1)``.
+
+    Args:
+        type_key: the attrs' type name (Relay's ``relay.attrs.*`` key).
+        fields: the attribute values, by name.
+    """
     return Attrs(fields, type_key)

@@ -113,6 +113,10 @@ def _param_type(param):
 def size_param_value(value, name: str = "size parameter") -> int:
     """The Python int held by a size parameter's value (int, numpy scalar or 0-d array).
 
+    Args:
+        value: the parameter's run-time value.
+        name: what to call the parameter in the error message.
+
     Raises:
         ArgumentShapeError: if ``value`` is not one integer.
     """
@@ -311,6 +315,11 @@ def substitute_attrs(attrs, bindings: Mapping[str, int], where: str = "an attrib
 
 def substitute_shape(shape: Sequence, bindings: Mapping[str, int], where: str = "a shape"):
     """``shape`` (dims) with bound size variables replaced by ints; raises if one is unbound.
+
+    Args:
+        shape: the dims (ints and symbolic dims).
+        bindings: size variable name -> int.
+        where: what the shape belongs to, for the error message.
 
     Raises:
         UnboundSizeVarError: a dim mentions a variable not in ``bindings``.

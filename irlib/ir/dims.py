@@ -266,12 +266,20 @@ def substitute_dim(dim: Dim, bindings: dict) -> Dim:
 
 
 def is_static(dim: Dim) -> bool:
-    """True for a plain int dimension."""
+    """True for a plain int dimension.
+
+    Args:
+        dim: the dimension.
+    """
     return isinstance(dim, int) and not isinstance(dim, bool)
 
 
 def normalize_dim(value) -> Dim:
-    """Turn user input (int, numpy integer, DimExpr, Any, None or "?") into a canonical dim."""
+    """Turn user input (int, numpy integer, DimExpr, Any, None or "?") into a canonical dim.
+
+    Args:
+        value: the user's dimension.
+    """
     if isinstance(value, (DimExpr, AnyDim)):
         return value
     if value is None or (isinstance(value, str) and value == "?"):

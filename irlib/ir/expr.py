@@ -55,7 +55,11 @@ class Node:
         return self._checked_type
 
     def with_type(self, ty: Type):
-        """Set the inferred type. Meant for type inference only, on freshly built nodes."""
+        """Set the inferred type. Meant for type inference only, on freshly built nodes.
+
+        Args:
+            ty: the type inferred for this node.
+        """
         object.__setattr__(self, "_checked_type", ty)
         return self
 
@@ -73,7 +77,13 @@ class Node:
         return self
 
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
-        """The node in the text format (with the version header)."""
+        """The node in the text format (with the version header).
+
+        Args:
+            show_meta_data: write the metadata section (large constants) after the program.
+            annotate: None for ``/* ty=... */`` comments after typed expressions, or a callable
+                giving each node's comment (see :func:`irlib.text.printer.astext`).
+        """
         return hooks.call("astext", self, show_meta_data=show_meta_data, annotate=annotate)
 
     def __str__(self) -> str:
@@ -624,6 +634,7 @@ def const(value, dtype: Optional[str] = None, span: Optional[Span] = None) -> Co
     Args:
         value: a Python scalar, list, numpy array or NDArray.
         dtype: the dtype to convert to.
+        span: the source location, if any.
     """
     if isinstance(value, NDArray):
         value = value.numpy()
@@ -639,5 +650,10 @@ def const(value, dtype: Optional[str] = None, span: Optional[Span] = None) -> Co
 
 
 def bind_tuple(expr: Expr, size: int) -> TupleWrapper:
-    """Wrap a tuple-valued expression so that ``result[i]`` projects field ``i``."""
+    """Wrap a tuple-valued expression so that ``result[i]`` projects field ``i``.
+
+    Args:
+        expr: the tuple-valued expression.
+        size: its number of fields.
+    """
     return TupleWrapper(expr, size)

@@ -241,7 +241,11 @@ _NODE_KINDS = {
 
 
 def node_kind(node) -> str:
-    """The snake-case kind name used in handler names (``"tuple_get_item"``)."""
+    """The snake-case kind name used in handler names (``"tuple_get_item"``).
+
+    Args:
+        node: an expression.
+    """
     return _NODE_KINDS[type(node)]
 
 

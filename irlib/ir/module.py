@@ -237,7 +237,12 @@ class IRModule:
         self.imported_paths |= other.imported_paths
 
     def update_func(self, var: GlobalVar, func: Function) -> None:
-        """Replace (or add) the function bound to ``var``."""
+        """Replace (or add) the function bound to ``var``.
+
+        Args:
+            var: the global variable.
+            func: the function it names from now on.
+        """
         self._add_function(var, func)
 
     def add(self, var, func, update: bool = True) -> GlobalVar:
@@ -273,7 +278,12 @@ class IRModule:
     shallow_copy = copy
 
     def with_attr(self, key: str, value) -> "IRModule":
-        """A copy with module attribute ``key`` set."""
+        """A copy with module attribute ``key`` set.
+
+        Args:
+            key: the attribute name.
+            value: its value.
+        """
         new = self.copy()
         new.attrs[key] = value
         return new
@@ -300,7 +310,13 @@ class IRModule:
 
     # -- text ----------------------------------------------------------------------------------
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
-        """The module in the text format, with the version header."""
+        """The module in the text format, with the version header.
+
+        Args:
+            show_meta_data: write the metadata section (large constants) after the program.
+            annotate: None for ``/* ty=... */`` comments after typed expressions, or a callable
+                giving each node's comment (see :func:`irlib.text.printer.astext`).
+        """
         return hooks.call("astext", self, show_meta_data=show_meta_data, annotate=annotate)
 
     def __str__(self) -> str:

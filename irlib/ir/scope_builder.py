@@ -57,6 +57,9 @@ class ScopeBuilder:
     def ret(self, value) -> None:
         """Set the result of the current scope.
 
+        Args:
+            value: the expression the scope evaluates to.
+
         Raises:
             IRError: if the scope already has a result.
         """

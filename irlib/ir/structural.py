@@ -125,7 +125,11 @@ _BINDERS = (E.Var, T.TypeVar, T.IncompleteType)
 def var_annotation(var):
     """A variable's annotation for comparison: ``_`` (an IncompleteType) counts as no
     annotation, since both mean "to be inferred" (Relay's parser gives ``%x : _`` a hole,
-    while ``relay.Var("x")`` has none, and its tests expect the two to be equal)."""
+    while ``relay.Var("x")`` has none, and its tests expect the two to be equal).
+
+    Args:
+        var: the variable.
+    """
     annotation = var.type_annotation
     return None if isinstance(annotation, T.IncompleteType) else annotation
 

@@ -84,7 +84,13 @@ def _expand(t, names) -> list:
 
 
 def type_data_to_text(data, type_var_names=None, indent: str = "  ") -> str:
-    """A ``type Name[A] { Ctor(A), ... }`` definition, one constructor a line."""
+    """A ``type Name[A] { Ctor(A), ... }`` definition, one constructor a line.
+
+    Args:
+        data: the :class:`~irlib.ir.types.TypeData`.
+        type_var_names: the names to print its type variables with (default: their name hints).
+        indent: the indentation of each constructor line.
+    """
     names = type_var_names or {}
     header = data.header.name_hint
     if data.type_vars:

@@ -155,6 +155,7 @@ class TupleType(Type):
 
     Args:
         fields: the element types.
+        span: the source location, if any.
     """
 
     __slots__ = ("fields", "span", "_hash")
@@ -191,6 +192,7 @@ class TypeVar(Type):
     Args:
         name_hint: the name used when printing.
         kind: a :class:`TypeKind`, default ``TypeKind.Type``.
+        span: the source location, if any.
     """
 
     __slots__ = ("name_hint", "kind", "span")
@@ -211,6 +213,7 @@ class GlobalTypeVar(Type):
     Args:
         name_hint: the type's name.
         kind: default ``TypeKind.AdtHandle``.
+        span: the source location, if any.
     """
 
     __slots__ = ("name_hint", "kind", "span")
@@ -235,6 +238,7 @@ class IncompleteType(Type):
 
     Args:
         kind: default ``TypeKind.Type``.
+        span: the source location, if any.
     """
 
     __slots__ = ("kind", "span")
@@ -255,6 +259,7 @@ class FuncType(Type):
         ret_type: result type.
         type_params: the :class:`TypeVar` s the type is polymorphic in.
         type_constraints: type relations (kept for API compatibility; normally empty).
+        span: the source location, if any.
     """
 
     __slots__ = ("arg_types", "ret_type", "type_params", "type_constraints", "span", "_hash")
@@ -303,6 +308,7 @@ class TypeCall(Type):
     Args:
         func: the :class:`GlobalTypeVar` of the ADT.
         args: the type arguments.
+        span: the source location, if any.
     """
 
     __slots__ = ("func", "args", "span", "_hash")
@@ -328,6 +334,7 @@ class RefType(Type):
 
     Args:
         value: the type of the referenced value.
+        span: the source location, if any.
     """
 
     __slots__ = ("value", "span", "_hash")
@@ -356,6 +363,7 @@ class TypeData(Type):
         header: the :class:`GlobalTypeVar` naming the type.
         type_vars: the type parameters (:class:`TypeVar` s).
         constructors: the :class:`~irlib.ir.adt.Constructor` s, in tag order.
+        span: the source location, if any.
     """
 
     __slots__ = ("header", "type_vars", "constructors", "span")
@@ -372,7 +380,15 @@ class TypeData(Type):
 
 
 class TypeRelation(Type):
-    """A type constraint ``func(args) -> ...`` (kept for API completeness)."""
+    """A type constraint ``func(args) -> ...`` (kept for API completeness).
+
+    Args:
+        func: the relation's function.
+        args: the types it relates.
+        num_inputs: how many of ``args`` are inputs (the rest are outputs).
+        attrs: the attrs passed to ``func``.
+        span: the source location, if any.
+    """
 
     __slots__ = ("func", "args", "num_inputs", "attrs", "span")
 
