@@ -277,8 +277,8 @@ def compile_function(func: E.Function, target: str) -> CompiledFunction:
         A :class:`CompiledFunction`.
     """
     size_names = function_size_names(func)
-    if target == "cpu" and not size_names and any(func.get_attr(a) for a in _FUSED_KERNELS):
-        fused = _fused_kernel(func)
+    if target == "cpu" and any(func.get_attr(a) for a in _FUSED_KERNELS):
+        fused = _fused_kernel(func)         # takes the size values (if any) and ignores them
         if fused is not None:
             return CompiledFunction(fused, "kernels", (), None, size_names)
     if target == "cpu":

@@ -7,8 +7,9 @@ Importers and SimplifyInference write a layer norm over the last axis as ::
     %n = multiply(%d, rsqrt(add(mean(multiply(%d, %d), axis=[-1], keepdims=True), 1e-5f)))
     add(multiply(%n, %gamma), %beta)
 
-(also ``power(%d, 2f)`` for the square and ``divide(%d, sqrt(...))`` for the scaling, the
-form of hand-written norms; ``%gamma``/``%beta`` optional, constants of the row's length).
+(also ``power(%d, 2f)`` for the square, ``variance(%x, %mean)`` for the mean of squares
+as SimplifyInference expands ``nn.layer_norm``, and ``divide(%d, sqrt(...))`` for the
+scaling; ``%gamma``/``%beta`` optional, constants of the row's length).
 FuseOps would make four groups of it (two reductions that cannot fuse with their
 producers, two elementwise tails), each a pass over the tensor. This pass finds the chain
 with a dataflow pattern and replaces it by a call of a function marked ``Primitive=1`` and
@@ -48,7 +49,8 @@ def _make_pattern():
     x, eps, gamma, beta = wildcard(), is_constant(), is_constant(), is_constant()
     centred = is_op("subtract")(x, is_op("mean")(x))
     square = is_op("multiply")(centred, centred) | is_op("power")(centred, is_constant())
-    shifted = is_op("add")(is_op("mean")(square), eps)
+    variance = is_op("mean")(square) | is_op("variance")(x, wildcard())
+    shifted = is_op("add")(variance, eps)
     normed = is_op("multiply")(centred, is_op("rsqrt")(shifted)) \
         | is_op("divide")(centred, is_op("sqrt")(shifted))
     scaled = is_op("multiply")(normed, gamma) | normed
@@ -124,7 +126,7 @@ def _walk(root):
     variance, eps = shifted.args
     if type(variance) is E.Constant:
         variance, eps = eps, variance
-    if not (_is_op(variance, "mean") and type(eps) is E.Constant):
+    if not (_is_op(variance, "mean", "variance") and type(eps) is E.Constant):
         return None
     return centred.args[0], centred, eps, variance, gamma, beta
 
@@ -185,7 +187,11 @@ def describe_layer_norm(node, check_only: bool = False):
     if not (_is_op(mean, "mean") and mean.args[0] is x and _last_axis_mean(mean, rank)
             and _last_axis_mean(variance, rank)):
         return None
-    if _is_op(square, "multiply"):
+    if _is_op(variance, "variance"):       # SimplifyInference's nn.layer_norm
+        if not (variance.args[0] is x and variance.args[1] is mean
+                and not variance.attrs.get("unbiased", False)):
+            return None
+    elif _is_op(square, "multiply"):
         if not (square.args[0] is centred and square.args[1] is centred):
             return None
     elif not (_is_op(square, "power") and square.args[0] is centred

@@ -50,7 +50,8 @@ def layer_norm_rows(x, out, gamma, beta, eps: float) -> None:
 
 
 def fused_function(func):
-    """A destination-passing callable ``fn(x, out)`` for a fused layer norm function, or
+    """A destination-passing callable ``fn(x, out, *sizes)`` for a fused layer norm
+    function (the leading axes may be symbolic; the last is static), or
     None when its body is not one :func:`irlib.transform.fuse_layer_norm.describe_layer_norm`
     understands (the caller then runs the body op by op)."""
     from irlib.transform.fuse_layer_norm import describe_layer_norm
@@ -65,7 +66,9 @@ def fused_function(func):
     if func.body.checked_type.dtype != ty.dtype:
         return None
 
-    def run(x, out):
+    def run(x, out, *sizes):
+        # a symbolic graph passes the values of its size variables last; the rows are
+        # counted from the array, so they are not needed here
         if not (x.flags.c_contiguous and out.flags.c_contiguous) or length == 0:
             np.copyto(out, _reference(x, gamma, beta, plan.epsilon))
             return

@@ -115,3 +115,27 @@ def test_norms_over_another_axis_are_left_alone(case):
     d = data - data.mean(axis=axis[0], keepdims=True)
     expected = d / np.sqrt((d * d).mean(axis=other[0], keepdims=True) + 1e-5)
     np.testing.assert_allclose(m.get_output(0).numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_nn_layer_norm_as_simplify_inference_expands_it(symbolic):
+    """SimplifyInference writes nn.layer_norm with the variance op; with a symbolic row
+    count the fused kernel runs at every size."""
+    from irlib.ir.dims import size_var
+    rows = size_var("n") if symbolic else 5
+    x = irlib.var("x", shape=(rows, 16))
+    g, b = irlib.var("g", shape=(16,)), irlib.var("b", shape=(16,))
+    mod = irlib.IRModule.from_expr(irlib.Function(
+        [x, g, b], irlib.nn.relu(irlib.nn.layer_norm(x, g, b, epsilon=1e-3))))
+    rng = np.random.default_rng(2)
+    params = {"g": rng.standard_normal(16).astype("float32"),
+              "b": rng.standard_normal(16).astype("float32")}
+    with irlib.transform.PassContext(opt_level=3):
+        lib = interp.build(mod, target="cpu", params=params)
+    assert len(_fused_functions(lib)) == 1
+    m = graph_executor.GraphModule(lib["default"](interp.cpu(0)))
+    for count in ((3, 9) if symbolic else (5,)):
+        data = rng.standard_normal((count, 16)).astype("float32")
+        m.run(x=data)
+        expected = np.maximum(_numpy_layer_norm(data, 1e-3, params["g"], params["b"]), 0)
+        np.testing.assert_allclose(m.get_output(0).numpy(), expected, rtol=1e-5, atol=1e-5)
