@@ -119,7 +119,11 @@ def _causal_offset(mask: np.ndarray, seq_q: int, seq_k: int, select: bool):
 
 def describe_attention(func: E.Function):
     """The :class:`AttentionPlan` of a typed function made by this pass, or None when its
-    body is not one this planner understands (the caller then runs the body op by op)."""
+    body is not one this planner understands (the caller then runs the body op by op).
+
+    Args:
+        func: a typed function marked :data:`ATTENTION_ATTR`.
+    """
     if not func.get_attr(ATTENTION_ATTR):
         return None
     params = {p: i for i, p in enumerate(func.params)}

@@ -37,7 +37,11 @@ _SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"
 def is_opaque_function(node) -> bool:
     """Whether a Function is left alone by fusion: ``Compiler`` set, or ``Primitive`` set at
     all (a ``Primitive=0`` function, a fused group without op calls, is not re-fused either,
-    unlike Relay, so that FuseOps is idempotent)."""
+    unlike Relay, so that FuseOps is idempotent).
+
+    Args:
+        node: the Function.
+    """
     return node.get_attr("Primitive") is not None or node.get_attr("Compiler") is not None
 
 
@@ -60,7 +64,13 @@ class ForwardGraph:
         self.extern_ref = [False] * len(nodes)
 
     def link(self, child, parent_index, edge_pattern) -> None:
-        """Record that node ``parent_index`` consumes ``child`` (None: an unknown consumer)."""
+        """Record that node ``parent_index`` consumes ``child`` (None: an unknown consumer).
+
+        Args:
+            child: the consumed expression.
+            parent_index: the consumer's index in the graph, or None.
+            edge_pattern: the consumer's fusion pattern kind along this edge.
+        """
         i = self.index.get(child)
         if i is None:      # an Op callee: not a graph node
             return

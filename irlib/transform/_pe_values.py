@@ -26,6 +26,12 @@ class PV:
 
 
 class SConst:
+    """Static knowledge that a value is this constant.
+
+    Args:
+        value: the constant's numpy array.
+    """
+
     __slots__ = ("value",)
 
     def __init__(self, value):
@@ -33,6 +39,12 @@ class SConst:
 
 
 class STuple:
+    """Static knowledge that a value is a tuple (of partial values).
+
+    Args:
+        fields: the fields' :class:`PV` s.
+    """
+
     __slots__ = ("fields",)
 
     def __init__(self, fields):
@@ -40,6 +52,13 @@ class STuple:
 
 
 class SCtor:
+    """Static knowledge that a value is an ADT value built by a known constructor.
+
+    Args:
+        ctor: the Constructor.
+        fields: the arguments' :class:`PV` s.
+    """
+
     __slots__ = ("ctor", "fields")
 
     def __init__(self, ctor, fields):
@@ -48,6 +67,15 @@ class SCtor:
 
 
 class SFunc:
+    """Static knowledge that a value is a known function (a global, or a closure over a frame).
+
+    Args:
+        func: the Function.
+        frame: the :class:`Frame` it closes over.
+        key: what identifies the function for the termination check (the GlobalVar, or the Function
+            itself).
+    """
+
     __slots__ = ("func", "frame", "key")
 
     def __init__(self, func, frame, key):
@@ -57,11 +85,18 @@ class SFunc:
 
 
 class SRef:
+    """Static knowledge that a value is a reference (its contents are tracked by the store, not
+    here)."""
+
     __slots__ = ()
 
 
 class Frame:
-    """Variable -> PV bindings of one activation, chained to the defining frame."""
+    """Variable -> PV bindings of one activation, chained to the defining frame.
+
+    Args:
+        parent: the frame the activation's function was defined in (None for the outermost).
+    """
 
     __slots__ = ("env", "parent")
 
@@ -70,6 +105,11 @@ class Frame:
         self.parent = parent
 
     def lookup(self, var):
+        """The :class:`PV` bound to ``var`` in this frame or an enclosing one, or None.
+
+        Args:
+            var: the variable.
+        """
         frame = self
         while frame is not None:
             pv = frame.env.get(var)
@@ -99,6 +139,9 @@ def fuel(args) -> tuple:
     scalar (a known list or nat shrinks; a known counter moves toward 0). A recursive
     inlining must make progress: some argument's fuel must fall below the meet
     (element-wise minimum) of the active inlinings of the same function, as in Relay.
+
+    Args:
+        args: the arguments' :class:`PV` s.
     """
     result = []
     for arg in args:

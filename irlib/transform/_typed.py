@@ -48,7 +48,12 @@ def op(name, *args, **attrs):
 
 
 def scalar(value, dtype):
-    """A rank-0 constant of ``dtype``."""
+    """A rank-0 constant of ``dtype``.
+
+    Args:
+        value: the Python number.
+        dtype: its dtype.
+    """
     return E.Constant(np.array(value, dtype=dtype))
 
 

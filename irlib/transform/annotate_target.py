@@ -49,7 +49,12 @@ def end(expr, target):
 
 
 def annotation_target(node, name):
-    """The compiler of a ``compiler_begin``/``compiler_end`` call ``name``, else None."""
+    """The compiler of a ``compiler_begin``/``compiler_end`` call ``name``, else None.
+
+    Args:
+        node: an expression.
+        name: ``"compiler_begin"`` or ``"compiler_end"``.
+    """
     if type(node) is E.Call and isinstance(node.op, E.Op) and node.op.name == name:
         return node.attrs["compiler"]
     return None

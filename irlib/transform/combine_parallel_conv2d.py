@@ -132,7 +132,13 @@ def _combine(calls, func):
 
 
 def combine_parallel_conv2d(func, min_num_branches=3, mod=None):
-    """``func`` (type-checked) with sibling convolutions combined."""
+    """``func`` (type-checked) with sibling convolutions combined.
+
+    Args:
+        func: the function.
+        min_num_branches: the least number of siblings worth combining.
+        mod: the module ``func``'s globals live in (for type inference).
+    """
     return combine_rounds(func, lambda f: sibling_groups(f, "nn.conv2d", _key,
                                                          min_num_branches), _combine, mod)
 

@@ -64,7 +64,15 @@ def _concat(calls, func=None):
 
 
 def combine_parallel_dense(func, min_num_branches=3, to_batch=True, mod=None):
-    """``func`` (type-checked) with sibling dense calls combined."""
+    """``func`` (type-checked) with sibling dense calls combined.
+
+    Args:
+        func: the function.
+        min_num_branches: the least number of siblings worth combining.
+        to_batch: combine into one ``batch_matmul`` (True) or one wider ``dense`` whose output is
+            split (False).
+        mod: the module ``func``'s globals live in (for type inference).
+    """
     return combine_rounds(func, lambda f: sibling_groups(f, "nn.dense", _key(to_batch),
                                                          min_num_branches),
                           _to_batch if to_batch else _concat, mod)

@@ -55,6 +55,11 @@ def live_use_counts(expr: E.Expr, effect: dict) -> dict:
 
     A let's value is walked only once its variable is found used (or if it has an effect),
     so uses by dead code are not counted.
+
+    Args:
+        expr: the expression.
+        effect: node -> whether evaluating it may have an effect (:func:`may_have_effect`; such let
+            values are live even when unused).
     """
     counts: dict = {}
     pending: dict = {}   # let var -> (value, depth) not walked yet

@@ -75,6 +75,11 @@ def _split(adjoint, ty):
 def call_grad_rule(op_def, call, out_grad):
     """Run ``op_def``'s gradient rule on ``call``.
 
+    Args:
+        op_def: the op's registry entry.
+        call: the call being differentiated.
+        out_grad: the gradient flowing into the call's result.
+
     Raises:
         GradientError: when the rule cannot differentiate the call (names the op); a bare
             ``NotImplementedError`` from a rule registered outside irlib is wrapped too.

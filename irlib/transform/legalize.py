@@ -49,7 +49,12 @@ class _Legalize(ExprMutator):
 
 
 def legalize(func: E.Function, attr_name: str = "FTVMLegalize") -> E.Function:
-    """``func`` (type-checked) with every hooked op call legalised."""
+    """``func`` (type-checked) with every hooked op call legalised.
+
+    Args:
+        func: the function.
+        attr_name: the op attribute holding the legalisation hook.
+    """
     return _Legalize(attr_name).visit(func)
 
 

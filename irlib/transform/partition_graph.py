@@ -91,7 +91,16 @@ def _strip(node):
 
 
 def partition_function(func, func_name, mod_name, bind_constants, counter, new_globals):
-    """``func`` with its regions replaced by calls of new globals (added to ``new_globals``)."""
+    """``func`` with its regions replaced by calls of new globals (added to ``new_globals``).
+
+    Args:
+        func: the function.
+        func_name: its global name (part of the new globals' names).
+        mod_name: the module name prefix of the new globals' names, or None.
+        bind_constants: inline constant arguments into the new functions.
+        counter: a one-element list: the next region number, shared by the module's functions.
+        new_globals: the list the new ``(GlobalVar, Function)`` pairs are added to.
+    """
     regions = _find_regions(func.body)
     replacement: dict = {}
     for region in regions:

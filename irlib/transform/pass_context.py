@@ -84,7 +84,11 @@ class PassContext:
         return bool(self.config.get("irlib.verify", False))
 
     def pass_enabled(self, info: PassInfo) -> bool:
-        """Relay's ``PassEnabled``: disabled wins, then required, then the opt level."""
+        """Relay's ``PassEnabled``: disabled wins, then required, then the opt level.
+
+        Args:
+            info: the pass's :class:`PassInfo`.
+        """
         if info.name in self.disabled_pass:
             return False
         if info.name in self.required_pass:

@@ -195,7 +195,13 @@ class FunctionPass(Pass):
     """
 
     def transform_function(self, func: E.Function, mod: IRModule, ctx) -> E.Function:
-        """The transformed function; subclasses implement this."""
+        """The transformed function; subclasses implement this.
+
+        Args:
+            func: the function.
+            mod: the module it belongs to.
+            ctx: the current :class:`PassContext`.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement "
                                   f"transform_function")
 
