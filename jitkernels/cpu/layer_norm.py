@@ -1,8 +1,9 @@
 """The fused layer norm of the graph executor (functions made by
 :class:`irlib.transform.fuse_layer_norm.FuseLayerNorm`) on CPU.
 
-Strategy (:func:`_layer_norm_rows`): the input is viewed as ``(rows, C)`` (the normalised
-axis last and contiguous); one ``prange`` task per block of rows; each row is read once for
+Strategy (:func:`_norm_row`, :func:`_layer_norm_parallel`): the input is viewed as ``(rows, C)`` (the normalised
+axis last and contiguous); one ``prange`` task per block of rows (serial below
+:data:`PARALLEL_MIN_ELEMENTS`); each row is read once for
 its mean and variance (float64 sums of the values and their squares around the row's first
 value, which keeps the one-pass variance exact enough for rows whose mean is large against
 their spread), then written once as ``(x - mean) * rsqrt(var + eps) * gamma + beta``. That
@@ -23,30 +24,49 @@ ROW_BLOCK = 16
 """Rows per parallel task (a (16, 384) float32 block is 24 KiB)."""
 
 
+@njit(cache=True)
+def _norm_row(x, out, gamma, beta, eps, r):
+    """Normalise row ``r`` of ``x`` into ``out``."""
+    length = x.shape[1]
+    pivot = np.float64(x[r, 0])
+    total = 0.0
+    squares = 0.0
+    for c in range(length):
+        d = np.float64(x[r, c]) - pivot
+        total += d
+        squares += d * d
+    mean_shift = total / length
+    variance = max(squares / length - mean_shift * mean_shift, 0.0)
+    mean = pivot + mean_shift
+    inv = 1.0 / math.sqrt(variance + eps)
+    for c in range(length):
+        out[r, c] = (x[r, c] - mean) * inv * gamma[c] + beta[c]
+
+
 @njit(cache=True, parallel=True)
-def _layer_norm_rows(x, out, gamma, beta, eps):
-    rows, length = x.shape
+def _layer_norm_parallel(x, out, gamma, beta, eps):
+    rows = x.shape[0]
     for block in prange((rows + ROW_BLOCK - 1) // ROW_BLOCK):
         for r in range(block * ROW_BLOCK, min(rows, (block + 1) * ROW_BLOCK)):
-            pivot = np.float64(x[r, 0])
-            total = 0.0
-            squares = 0.0
-            for c in range(length):
-                d = np.float64(x[r, c]) - pivot
-                total += d
-                squares += d * d
-            mean_shift = total / length
-            variance = max(squares / length - mean_shift * mean_shift, 0.0)
-            mean = pivot + mean_shift
-            inv = 1.0 / math.sqrt(variance + eps)
-            for c in range(length):
-                out[r, c] = (x[r, c] - mean) * inv * gamma[c] + beta[c]
+            _norm_row(x, out, gamma, beta, eps, r)
+
+
+@njit(cache=True)
+def _layer_norm_serial(x, out, gamma, beta, eps):
+    for r in range(x.shape[0]):
+        _norm_row(x, out, gamma, beta, eps, r)
+
+
+PARALLEL_MIN_ELEMENTS = 65536
+"""Inputs smaller than this run serially: a decode step's one-row norm between two GEMMs
+must not wake numba's thread pool (see the reductions in docs/kernels.md)."""
 
 
 def layer_norm_rows(x, out, gamma, beta, eps: float) -> None:
     """``out = (x - mean) / sqrt(var + eps) * gamma + beta`` over the last axis of the 2-D
     ``x`` (rows, C), into ``out`` of the same shape; ``gamma``/``beta`` 1-D of length C."""
-    _layer_norm_rows(x, out, gamma, beta, float(eps))
+    kernel = _layer_norm_parallel if x.size >= PARALLEL_MIN_ELEMENTS else _layer_norm_serial
+    kernel(x, out, gamma, beta, float(eps))
 
 
 def fused_function(func):
