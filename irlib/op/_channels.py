@@ -16,6 +16,12 @@ __all__ = ["check_param", "along", "along_expr"]
 def check_param(op: str, name: str, ty, size) -> None:
     """Check that parameter ``name`` of ``op`` has type ``Tensor[(size,), ...]``.
 
+    Args:
+        op: the op name, for the message.
+        name: the parameter's name.
+        ty: its type.
+        size: the length it must have (the channel count).
+
     Raises:
         TypeInferenceError: naming the op and the parameter otherwise.
     """
@@ -32,7 +38,13 @@ def along(vector, axis: int, ndim: int):
 
 
 def along_expr(vector, axis: int, ndim: int):
-    """The expression counterpart of :func:`along` (``expand_dims`` after the axis)."""
+    """The expression counterpart of :func:`along` (``expand_dims`` after the axis).
+
+    Args:
+        vector: the 1-D expression.
+        axis: the axis of the result it runs along.
+        ndim: the rank of the tensor it is broadcast against.
+    """
     if ndim - 1 - axis == 0:
         return vector
     return make_call("expand_dims", (vector,), {"axis": 1, "num_newaxis": ndim - 1 - axis})

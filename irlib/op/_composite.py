@@ -105,6 +105,10 @@ def composite_grad(forward):
 def arg_types(args, what: str):
     """The checked types of ``args`` (composites that depend on shapes need them).
 
+    Args:
+        args: the call's arguments.
+        what: the op name, for the message.
+
     Raises:
         GradientError: if the arguments were not type-checked.
     """

@@ -14,6 +14,11 @@ from ..errors import TypeInferenceError
 def layout_positions(layout: str, letters: str, what: str) -> dict:
     """Map each of ``letters`` to its axis index in ``layout``.
 
+    Args:
+        layout: the layout string.
+        letters: the axis letters it must be a permutation of.
+        what: what the layout belongs to, for the message.
+
     Raises:
         TypeInferenceError: if ``layout`` is not a permutation of ``letters``.
     """
@@ -38,7 +43,12 @@ def from_canonical(array: np.ndarray, canonical: str, layout: str) -> np.ndarray
 
 
 def pair(value, what: str) -> tuple:
-    """An int or a 1/2-sequence as a pair of ints (Relay builders accept both)."""
+    """An int or a 1/2-sequence as a pair of ints (Relay builders accept both).
+
+    Args:
+        value: the int or sequence.
+        what: the attribute name, for the message.
+    """
     if isinstance(value, (int, np.integer)):
         return (int(value), int(value))
     value = tuple(int(v) for v in value)
@@ -50,7 +60,12 @@ def pair(value, what: str) -> tuple:
 
 
 def padding4(padding, what: str = "padding") -> tuple:
-    """Relay's ``get_pad_tuple2d``: 1, 2 or 4 ints as ``(top, left, bottom, right)``."""
+    """Relay's ``get_pad_tuple2d``: 1, 2 or 4 ints as ``(top, left, bottom, right)``.
+
+    Args:
+        padding: the int, or 1, 2 or 4 ints.
+        what: the attribute name, for the message.
+    """
     if isinstance(padding, (int, np.integer)):
         padding = (int(padding),)
     padding = tuple(int(p) for p in padding)
@@ -85,7 +100,15 @@ def pad_spatial(array: np.ndarray, pads, value=0) -> np.ndarray:
 def windows(padded: np.ndarray, kernel: tuple, strides: tuple, dilation: tuple,
             out_size: tuple) -> np.ndarray:
     """The ``(N, C, out_h, out_w, kernel_h, kernel_w)`` view of sliding windows of an NCHW
-    array, without copying."""
+    array, without copying.
+
+    Args:
+        padded: the padded NCHW input.
+        kernel: the window's ``(kernel_h, kernel_w)``.
+        strides: the window's strides.
+        dilation: the window's dilation.
+        out_size: the ``(out_h, out_w)`` output size.
+    """
     extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     view = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=(2, 3))
     view = view[:, :, ::strides[0], ::strides[1], ::dilation[0], ::dilation[1]]

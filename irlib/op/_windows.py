@@ -40,6 +40,11 @@ def padding_n(padding, n: int, what: str = "padding") -> tuple:
     """1, n or 2n ints as ``2n`` ints: the ``n`` "before" amounts then the ``n`` "after"
     (for ``n == 2`` Relay's ``(top, left, bottom, right)``).
 
+    Args:
+        padding: the int or ints.
+        n: the number of spatial axes.
+        what: the attribute name, for the message.
+
     Raises:
         TypeInferenceError: for any other number of values.
     """
@@ -60,6 +65,14 @@ def conv_out_size(size, kernel, stride, dilation, before, after):
 
     ``size`` and ``kernel`` may be ints, symbolic dims (the result is then the symbolic
     ``floordiv`` expression) or ``Any`` (the result is ``Any``: Any has no arithmetic).
+
+    Args:
+        size: the (padded-before) input length.
+        kernel: the window length.
+        stride: the stride.
+        dilation: the dilation.
+        before: the padding before.
+        after: the padding after.
     """
     if isinstance(size, AnyDim) or isinstance(kernel, AnyDim):
         return Any
@@ -89,7 +102,15 @@ def pad_n(array: np.ndarray, pads, value=0) -> np.ndarray:
 
 def windows_n(padded: np.ndarray, kernel, strides, dilation, out_size) -> np.ndarray:
     """The ``(N, C, *out, *kernel)`` view of sliding windows over the spatial axes, without
-    copying."""
+    copying.
+
+    Args:
+        padded: the padded ``(N, C, *spatial)`` input.
+        kernel: the window size per spatial axis.
+        strides: the strides per spatial axis.
+        dilation: the dilation per spatial axis.
+        out_size: the output size per spatial axis.
+    """
     n = len(kernel)
     extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     view = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=tuple(range(2, 2 + n)))

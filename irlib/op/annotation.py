@@ -63,6 +63,9 @@ def on_device(body, device, constrain_result=False, constrain_body=True):
 def stop_fusion(data):
     """Mark a fusion boundary (``relay.annotation.stop_fusion``).
 
+    Args:
+        data: the expression at the boundary.
+
     Returns:
         A Call of ``annotation.stop_fusion``.
     """
@@ -72,6 +75,10 @@ def stop_fusion(data):
 def compiler_begin(data, compiler):
     """Start a region for external compiler ``compiler``.
 
+    Args:
+        data: the expression entering the region.
+        compiler: the external compiler's name.
+
     Returns:
         A Call of ``annotation.compiler_begin``.
     """
@@ -80,6 +87,10 @@ def compiler_begin(data, compiler):
 
 def compiler_end(data, compiler):
     """End a region for external compiler ``compiler``.
+
+    Args:
+        data: the expression leaving the region.
+        compiler: the external compiler's name.
 
     Returns:
         A Call of ``annotation.compiler_end``.

@@ -230,6 +230,11 @@ _FULL.def_grad(lambda call, out_grad: [
 def full(fill_value, shape=(), dtype=""):
     """A tensor of ``shape`` filled with the scalar expression ``fill_value``.
 
+    Args:
+        fill_value: the scalar fill expression.
+        shape: the result shape.
+        dtype: the result dtype (default: the fill value's).
+
     Returns:
         A Call of ``full``.
     """
@@ -286,6 +291,10 @@ _constant_op("ones", 1)
 def zeros(shape, dtype):
     """A tensor of zeros.
 
+    Args:
+        shape: the result shape.
+        dtype: the result dtype.
+
     Returns:
         A Call of ``zeros``.
     """
@@ -294,6 +303,10 @@ def zeros(shape, dtype):
 
 def ones(shape, dtype):
     """A tensor of ones.
+
+    Args:
+        shape: the result shape.
+        dtype: the result dtype.
 
     Returns:
         A Call of ``ones``.
@@ -343,6 +356,12 @@ def arange(start, stop=None, step=None, dtype="float32"):
 
     ``start``/``stop``/``step`` may be numbers or scalar expressions; when all three are
     numbers or constants, the result has a static length, else ``Any``.
+
+    Args:
+        start: the first value (or the stop, when ``stop`` is None, counting from 0).
+        stop: the bound (exclusive).
+        step: the step (default 1).
+        dtype: the result dtype.
 
     Returns:
         A Call of ``arange``.

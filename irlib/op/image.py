@@ -44,7 +44,14 @@ _ROUNDING = ("", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "c
 
 
 def source_coordinates(out_size: int, in_size: int, mode: str, roi=(0.0, 1.0)) -> np.ndarray:
-    """Input coordinates of the ``out_size`` output positions along one axis."""
+    """Input coordinates of the ``out_size`` output positions along one axis.
+
+    Args:
+        out_size: the output length along the axis.
+        in_size: the input length.
+        mode: the coordinate transformation mode (module docstring).
+        roi: the ``(start, end)`` region of interest, normalised (``tf_crop_and_resize`` only).
+    """
     x = np.arange(out_size, dtype=np.float64)
     scale = in_size / out_size
     if mode == "half_pixel":
@@ -64,7 +71,12 @@ def source_coordinates(out_size: int, in_size: int, mode: str, roi=(0.0, 1.0)) -
 
 
 def round_coordinates(coords: np.ndarray, method: str) -> np.ndarray:
-    """Nearest-neighbour rounding of input coordinates (see the module docstring)."""
+    """Nearest-neighbour rounding of input coordinates (see the module docstring).
+
+    Args:
+        coords: the input coordinates.
+        method: the rounding method (module docstring).
+    """
     if method == "round":
         return np.sign(coords) * np.floor(np.abs(coords) + 0.5)
     if method == "round_prefer_floor":
@@ -77,7 +89,12 @@ def round_coordinates(coords: np.ndarray, method: str) -> np.ndarray:
 
 
 def cubic_weights(t: np.ndarray, alpha: float) -> np.ndarray:
-    """Keys cubic convolution weights for tap distances ``t``."""
+    """Keys cubic convolution weights for tap distances ``t``.
+
+    Args:
+        t: the tap distances.
+        alpha: the Keys kernel's ``a`` (``cubic_alpha``).
+    """
     t = np.abs(t)
     near = ((alpha + 2) * t - (alpha + 3)) * t * t + 1
     far = ((alpha * t - 5 * alpha) * t + 8 * alpha) * t - 4 * alpha
@@ -91,7 +108,17 @@ def _shape_along(vector, axis, ndim):
 
 
 def resample_axis(data, axis, coords, method, rounding, alpha=-0.5, exclude=False):
-    """Resample ``data`` along ``axis`` at the input coordinates ``coords`` (float64)."""
+    """Resample ``data`` along ``axis`` at the input coordinates ``coords`` (float64).
+
+    Args:
+        data: the array.
+        axis: the axis resampled.
+        coords: the input coordinates of the output positions.
+        method: ``"nearest_neighbor"``, ``"linear"`` or ``"cubic"``.
+        rounding: the nearest-neighbour rounding method.
+        alpha: the cubic kernel's ``a``.
+        exclude: drop (and renormalise) cubic taps outside the input.
+    """
     size = data.shape[axis]
     if method == "nearest_neighbor":
         index = np.clip(round_coordinates(coords, rounding), 0, size - 1).astype(np.int64)
@@ -119,7 +146,19 @@ def resample_axis(data, axis, coords, method, rounding, alpha=-0.5, exclude=Fals
 
 def resize_nchw(data, size, method, mode, rounding, alpha=-0.5, exclude=False, roi=None,
                 extrapolation=0.0):
-    """Resize an NCHW array to ``size`` (see the module docstring for the attributes)."""
+    """Resize an NCHW array to ``size`` (see the module docstring for the attributes).
+
+    Args:
+        data: the NCHW array.
+        size: the output ``(H, W)``.
+        method: ``"nearest_neighbor"``, ``"linear"`` or ``"cubic"``.
+        mode: the coordinate transformation mode.
+        rounding: the nearest-neighbour rounding method.
+        alpha: the cubic kernel's ``a``.
+        exclude: drop (and renormalise) cubic taps outside the input.
+        roi: the region of interest of ``tf_crop_and_resize``.
+        extrapolation: the value of positions outside the input (``tf_crop_and_resize``).
+    """
     if rounding == "":
         rounding = "round" if mode == "align_corners" else "floor"
     out = data.astype(np.float64)
@@ -345,6 +384,11 @@ def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighb
 
     Args:
         method: ``"nearest_neighbor"``, ``"bilinear"`` or ``"bicubic"``.
+        data: the 4-D input.
+        scale_h: the height factor.
+        scale_w: the width factor.
+        layout: ``"NCHW"`` or ``"NHWC"``.
+        align_corners: use align_corners coordinates instead of asymmetric ones.
 
     Returns:
         A Call of ``nn.upsampling``.

@@ -34,6 +34,14 @@ _TO_END = 2 ** 31 - 1
 def slice_plan(ndim: int, begin, end, strides, axes, slice_mode: str) -> list:
     """Per axis, ``(begin, end, stride)`` with None meaning "the whole axis".
 
+    Args:
+        ndim: the data's rank.
+        begin: the begin indices.
+        end: the end indices (or sizes, in ``"size"`` mode).
+        strides: the strides.
+        axes: the axes the lists refer to (None: the leading axes).
+        slice_mode: ``"end"`` or ``"size"``.
+
     Raises:
         TypeInferenceError: on mismatched lengths, a zero stride or an unknown mode.
     """

@@ -79,6 +79,10 @@ def _log_softmax_grad(call, out_grad):
 def log_softmax(data, axis=-1):
     """Log-softmax along ``axis``.
 
+    Args:
+        data: the input tensor.
+        axis: the axis normalised over.
+
     Returns:
         A Call of ``nn.log_softmax``.
     """
@@ -187,6 +191,10 @@ def _softmax_grad(call, out_grad):
 def softmax(data, axis=-1):
     """Softmax along ``axis``.
 
+    Args:
+        data: the input tensor.
+        axis: the axis normalised over.
+
     Returns:
         A Call of ``nn.softmax``.
     """
@@ -197,6 +205,10 @@ def softmax(data, axis=-1):
 
 def elu(data, alpha=1.0):
     """ONNX Elu: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` elsewhere.
+
+    Args:
+        data: the input tensor.
+        alpha: the negative side's scale.
 
     Returns:
         An expression of primitive ops.
@@ -209,6 +221,11 @@ def elu(data, alpha=1.0):
 def selu(data, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):
     """ONNX Selu: ``gamma * elu(x, alpha)``.
 
+    Args:
+        data: the input tensor.
+        alpha: the elu's scale.
+        gamma: the output scale.
+
     Returns:
         An expression of primitive ops.
     """
@@ -217,6 +234,10 @@ def selu(data, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875)
 
 def celu(data, alpha=1.0):
     """ONNX Celu: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Args:
+        data: the input tensor.
+        alpha: the negative side's scale.
 
     Returns:
         An expression of primitive ops.
@@ -232,6 +253,9 @@ def softplus(data):
     """ONNX Softplus: ``log(1 + exp(x))``, computed stably as ``relu(x) + log(1 +
     exp(-|x|))``.
 
+    Args:
+        data: the input tensor.
+
     Returns:
         An expression of primitive ops.
     """
@@ -243,6 +267,9 @@ def softplus(data):
 def softsign(data):
     """ONNX Softsign: ``x / (1 + |x|)``.
 
+    Args:
+        data: the input tensor.
+
     Returns:
         An expression of primitive ops.
     """
@@ -251,6 +278,11 @@ def softsign(data):
 
 def hard_sigmoid(data, alpha=0.2, beta=0.5):
     """ONNX HardSigmoid: ``clip(alpha * x + beta, 0, 1)``.
+
+    Args:
+        data: the input tensor.
+        alpha: the slope.
+        beta: the offset.
 
     Returns:
         An expression of primitive ops.
@@ -262,6 +294,9 @@ def hard_sigmoid(data, alpha=0.2, beta=0.5):
 def hard_swish(data):
     """ONNX HardSwish: ``x * hard_sigmoid(x, 1/6, 0.5)``.
 
+    Args:
+        data: the input tensor.
+
     Returns:
         An expression of primitive ops.
     """
@@ -270,6 +305,10 @@ def hard_swish(data):
 
 def thresholded_relu(data, alpha=1.0):
     """ONNX ThresholdedRelu: ``x`` where ``x > alpha``, else 0.
+
+    Args:
+        data: the input tensor.
+        alpha: the threshold.
 
     Returns:
         An expression of primitive ops.

@@ -180,7 +180,16 @@ def conv_transpose_rel(name: str, n: int):
 
 def conv_nd(data, weight, strides, padding, dilation, groups) -> np.ndarray:
     """Convolution of ``(N, C, *S)`` data with ``(O, C/groups, *K)`` weight (im2col and one
-    batched matmul per group); ``padding`` is ``2n`` ints, befores then afters."""
+    batched matmul per group); ``padding`` is ``2n`` ints, befores then afters.
+
+    Args:
+        data: the input array.
+        weight: the weight array.
+        strides: the stride per spatial axis.
+        padding: the padding, ``2n`` ints.
+        dilation: the dilation per spatial axis.
+        groups: the channel groups.
+    """
     n = data.ndim - 2
     batch = data.shape[0]
     out_channels, per_group = weight.shape[:2]
@@ -199,7 +208,17 @@ def conv_nd(data, weight, strides, padding, dilation, groups) -> np.ndarray:
 
 
 def conv_transpose_nd(data, weight, strides, padding, dilation, groups, output_padding):
-    """Transposed convolution of ``(N, C, *S)`` data with ``(C, O/groups, *K)`` weight."""
+    """Transposed convolution of ``(N, C, *S)`` data with ``(C, O/groups, *K)`` weight.
+
+    Args:
+        data: the input array.
+        weight: the weight array.
+        strides: the stride per spatial axis.
+        padding: the padding removed from the output, ``2n`` ints (befores, then afters).
+        dilation: the dilation per spatial axis.
+        groups: the channel groups.
+        output_padding: extra output length at the end of each spatial axis.
+    """
     n = data.ndim - 2
     in_channels, per_group_out = weight.shape[:2]
     kernel = weight.shape[2:]

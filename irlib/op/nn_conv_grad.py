@@ -105,6 +105,15 @@ def conv2d_backward_weight(grad, data, strides=(1, 1), padding=(0, 0), dilation=
         grad: the adjoint of the convolution's output.
         data: the convolution's input.
         kernel_size: the kernel's spatial size (required).
+        strides: the convolution's strides.
+        padding: the convolution's padding.
+        dilation: the convolution's dilation.
+        groups: the convolution's channel groups.
+        channels: the convolution's output channels.
+        grad_layout: the layout of ``grad`` (``"NCHW"``).
+        data_layout: the layout of ``data`` (``"NCHW"``).
+        kernel_layout: the layout of the weight gradient (``"OIHW"``).
+        out_dtype: the result dtype (default: ``data``'s).
 
     Returns:
         A Call of ``nn.conv2d_backward_weight``.

@@ -38,12 +38,21 @@ _DROPOUT.def_grad(lambda call, out_grad: [TupleGetItem(out_grad, 0)])
 
 
 def dropout_raw(data, rate=0.5):
-    """Dropout returning both outputs ``(out, mask)`` as a TupleWrapper."""
+    """Dropout returning both outputs ``(out, mask)`` as a TupleWrapper.
+
+    Args:
+        data: the input tensor.
+        rate: the probability of dropping an element.
+    """
     return TupleWrapper(make_call("nn.dropout", (data,), {"rate": float(rate)}), 2)
 
 
 def dropout(data, rate=0.5):
     """Dropout; returns field 0 of the ``nn.dropout`` call (``relay.nn.dropout``).
+
+    Args:
+        data: the input tensor.
+        rate: the probability of dropping an element.
 
     Returns:
         A TupleGetItem of the ``nn.dropout`` call.

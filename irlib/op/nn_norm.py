@@ -121,6 +121,17 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5,
     ``out = (data - moving_mean) / sqrt(moving_var + epsilon) * gamma + beta`` along
     ``axis``; the second and third outputs are ``moving_mean`` and ``moving_var``.
 
+    Args:
+        data: the input tensor.
+        gamma: the per-channel scale.
+        beta: the per-channel offset.
+        moving_mean: the per-channel mean.
+        moving_var: the per-channel variance.
+        axis: the channel axis.
+        epsilon: added to the variance.
+        center: add ``beta`` (False: leave it out).
+        scale: multiply by ``gamma`` (False: leave it out).
+
     Returns:
         A :class:`~irlib.ir.expr.TupleWrapper` of 3 fields over the ``nn.batch_norm`` call.
     """
@@ -203,6 +214,15 @@ def _layer_norm_grad(call, out_grad):
 
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
     """Layer normalisation over ``axis`` (``relay.nn.layer_norm``).
+
+    Args:
+        data: the input tensor.
+        gamma: the scale along ``axis``.
+        beta: the offset along ``axis``.
+        axis: the normalised axis.
+        epsilon: added to the variance.
+        center: add ``beta``.
+        scale: multiply by ``gamma``.
 
     Returns:
         A Call of ``nn.layer_norm``.
@@ -352,6 +372,15 @@ def instance_norm(data, gamma, beta, axis=1, epsilon=1e-5, center=True, scale=Tr
     """Instance normalisation (``relay.nn.instance_norm``); arguments as
     :func:`group_norm` with one group per channel.
 
+    Args:
+        data: the input tensor.
+        gamma: the per-channel scale.
+        beta: the per-channel offset.
+        axis: the channel axis.
+        epsilon: added to the variance.
+        center: add ``beta``.
+        scale: multiply by ``gamma``.
+
     Returns:
         A Call of ``nn.instance_norm``.
     """
@@ -487,6 +516,14 @@ def lrn(data, size=5, axis=1, bias=2.0, alpha=1e-5, beta=0.75):
     ``data / (bias + alpha / size * sum(data**2 over the window)) ** beta``; the window
     spans channels ``[c - size // 2, c - size // 2 + size - 1]``.
 
+    Args:
+        data: the input tensor.
+        size: the window length along ``axis``.
+        axis: the channel axis.
+        bias: the constant term.
+        alpha: the scale of the window sum.
+        beta: the exponent.
+
     Returns:
         A Call of ``nn.lrn``.
     """
@@ -533,6 +570,11 @@ def _l2_grad(data, eps=1e-12, axis=None):
 
 def l2_normalize(data, eps, axis=None):
     """L2 normalisation over ``axis`` (``relay.nn.l2_normalize``; None: every axis).
+
+    Args:
+        data: the input tensor.
+        eps: the lower bound of the squared norm.
+        axis: the axes normalised over.
 
     Returns:
         A Call of ``nn.l2_normalize``.

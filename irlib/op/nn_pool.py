@@ -172,6 +172,16 @@ def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0
                     layout="NCHW", out_layout="", ceil_mode=False):
     """The gradient of :func:`max_pool2d` with respect to its data.
 
+    Args:
+        out_grad: the adjoint of the pooling's output.
+        data: the pooling's input.
+        pool_size: the window size.
+        strides: the strides.
+        padding: the padding.
+        layout: the data layout.
+        out_layout: the output layout.
+        ceil_mode: the pooling's ceil_mode.
+
     Returns:
         A Call of ``nn.max_pool2d_grad``.
     """
@@ -263,9 +273,17 @@ _AVG_POOL2D_GRAD.def_impl(_avg_pool2d_grad_ref)
 
 def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0),
                layout="NCHW", out_layout="", ceil_mode=False, count_include_pad=False):
-    """2-D average pooling (``relay.nn.avg_pool2d``); arguments as :func:`max_pool2d`.
+    """2-D average pooling (``relay.nn.avg_pool2d``).
 
     Args:
+        data: the input, 4-D in ``layout``.
+        pool_size: an int or a pair.
+        strides: an int or a pair.
+        dilation: an int or a pair.
+        padding: 1, 2 or 4 ints; stored as ``(top, left, bottom, right)``.
+        layout: ``"NCHW"``, ``"NHWC"`` or another permutation of those letters.
+        out_layout: the output layout (default: ``layout``).
+        ceil_mode: round the output size up instead of down.
         count_include_pad: divide by the window size including padding positions.
 
     Returns:
@@ -279,6 +297,17 @@ def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=
 def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0),
                     layout="NCHW", out_layout="", ceil_mode=False, count_include_pad=False):
     """The gradient of :func:`avg_pool2d` with respect to its data.
+
+    Args:
+        out_grad: the adjoint of the pooling's output.
+        data: the pooling's input.
+        pool_size: the window size.
+        strides: the strides.
+        padding: the padding.
+        layout: the data layout.
+        out_layout: the output layout.
+        ceil_mode: the pooling's ceil_mode.
+        count_include_pad: the pooling's count_include_pad.
 
     Returns:
         A Call of ``nn.avg_pool2d_grad``.
@@ -345,6 +374,11 @@ def _global_max_grad(call, out_grad):
 def global_avg_pool2d(data, layout="NCHW", out_layout=""):
     """Mean over the spatial (H, W) axes, keeping them as size 1.
 
+    Args:
+        data: the 4-D input.
+        layout: the data layout.
+        out_layout: the output layout (default: ``layout``).
+
     Returns:
         A Call of ``nn.global_avg_pool2d``.
     """
@@ -354,6 +388,11 @@ def global_avg_pool2d(data, layout="NCHW", out_layout=""):
 
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
     """Maximum over the spatial (H, W) axes, keeping them as size 1.
+
+    Args:
+        data: the 4-D input.
+        layout: the data layout.
+        out_layout: the output layout (default: ``layout``).
 
     Returns:
         A Call of ``nn.global_max_pool2d``.

@@ -35,7 +35,17 @@ _LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
 def pool_out_size(size, pool, stride, dilation, before, after, ceil_mode):
-    """Output length of a pooling window along one axis (Relay's ceil_mode rule)."""
+    """Output length of a pooling window along one axis (Relay's ceil_mode rule).
+
+    Args:
+        size: the input length.
+        pool: the window length.
+        stride: the stride.
+        dilation: the dilation.
+        before: the padding before.
+        after: the padding after.
+        ceil_mode: round up (a last window may start in the padding after, never past it).
+    """
     extra = stride - 1 if ceil_mode else 0
     return (size + before + after - dilation * (pool - 1) - 1 + extra) // stride + 1
 
@@ -116,7 +126,14 @@ def _pool_ref(kind: str, n: int):
 
 def window_counts(spatial, attrs, n, include_pad) -> np.ndarray:
     """How many real (with ``include_pad``, also explicit-padding) positions each pooling
-    window covers; ceil_mode's extra positions never count. Shape: the output's spatial."""
+    window covers; ceil_mode's extra positions never count. Shape: the output's spatial.
+
+    Args:
+        spatial: the input's spatial shape.
+        attrs: the pool's attrs.
+        n: the number of spatial axes.
+        include_pad: count explicit padding positions.
+    """
     ones = np.ones((1, 1) + tuple(spatial))
     if include_pad:
         # Pre-padded with ones, windowed without padding: the same window grid.

@@ -131,6 +131,11 @@ def space_to_depth(data, block_size, layout="NCHW"):
     """Rearrange spatial blocks into channels (``relay.nn.space_to_depth``), the inverse of
     ``depth_to_space`` in DCR mode.
 
+    Args:
+        data: the 4-D input.
+        block_size: the side of the spatial blocks.
+        layout: ``"NCHW"`` or ``"NHWC"``.
+
     Returns:
         A Call of ``nn.space_to_depth``.
     """

@@ -172,6 +172,12 @@ def winograd_nhwc_reference(data, u_aaio, tile, padding) -> np.ndarray:
     Every tile's ``a x a`` patch of the zero-padded image (padded further at the bottom
     and right to whole tiles) is transformed by ``B^T . B``, multiplied element-wise by the
     weight and summed over channels, transformed back by ``A^T . A`` and cropped.
+
+    Args:
+        data: the NHWC input.
+        u_aaio: the transformed weight, ``(a, a, I, O)``.
+        tile: the output tile side (``a = tile + 2``).
+        padding: ``(top, left, bottom, right)``.
     """
     bt, _, at = WINOGRAD_MATRICES[tile]
     top, left, bottom, right = padding

@@ -275,6 +275,13 @@ for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
 def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
     """Index (int32) of the maximum over ``axis`` (into the flattened reduced axes).
 
+    Args:
+        data: the input tensor.
+        axis: the reduced axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        exclude: reduce the axes not in ``axis`` instead.
+        select_last_index: on ties, the last index instead of the first.
+
     Returns:
         A Call of ``argmax``.
     """
@@ -286,6 +293,13 @@ def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=Fal
 
 def argmin(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
     """Index (int32) of the minimum over ``axis`` (into the flattened reduced axes).
+
+    Args:
+        data: the input tensor.
+        axis: the reduced axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        exclude: reduce the axes not in ``axis`` instead.
+        select_last_index: on ties, the last index instead of the first.
 
     Returns:
         A Call of ``argmin``.
@@ -340,6 +354,7 @@ def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False, wit
 
     Args:
         with_mean: a precomputed mean (keepdims shape); computed with :func:`mean` if None.
+        data: the input tensor.
 
     Returns:
         A Call of ``variance``.
@@ -355,6 +370,13 @@ def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False, wit
 def std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
     """Standard deviation: ``sqrt(variance(...))``.
 
+    Args:
+        data: the input tensor.
+        axis: the reduced axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        exclude: reduce the axes not in ``axis`` instead.
+        unbiased: divide by N-1 instead of N.
+
     Returns:
         A Call of ``sqrt``.
     """
@@ -362,7 +384,15 @@ def std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
 
 
 def mean_variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
-    """``(mean, variance)`` over ``axis`` as a 2-field TupleWrapper."""
+    """``(mean, variance)`` over ``axis`` as a 2-field TupleWrapper.
+
+    Args:
+        data: the input tensor.
+        axis: the reduced axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        exclude: reduce the axes not in ``axis`` instead.
+        unbiased: divide by N-1 instead of N.
+    """
     kept_mean = mean(data, axis, keepdims=True, exclude=exclude)
     out_mean = kept_mean if keepdims else mean(data, axis, False, exclude)
     return TupleWrapper(Tuple([out_mean, variance(data, axis, keepdims, exclude, unbiased,
@@ -370,7 +400,14 @@ def mean_variance(data, axis=None, keepdims=False, exclude=False, unbiased=False
 
 
 def mean_std(data, axis=None, keepdims=False, exclude=False):
-    """``(mean, std)`` over ``axis`` as a 2-field TupleWrapper."""
+    """``(mean, std)`` over ``axis`` as a 2-field TupleWrapper.
+
+    Args:
+        data: the input tensor.
+        axis: the reduced axes (None: all).
+        keepdims: keep the reduced axes with size 1.
+        exclude: reduce the axes not in ``axis`` instead.
+    """
     out_mean, out_variance = mean_variance(data, axis, keepdims, exclude)
     return TupleWrapper(Tuple([out_mean, make_call("sqrt", (out_variance,))]), 2)
 

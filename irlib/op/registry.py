@@ -97,6 +97,10 @@ class AttrSchema:
     def make(self, op_name: str, values: dict) -> Attrs:
         """An :class:`Attrs` with ``values`` over the defaults.
 
+        Args:
+            op_name: the op, for the error message.
+            values: the call's attribute values.
+
         Raises:
             TypeError: if ``values`` names a field the schema does not have.
         """
@@ -110,7 +114,19 @@ class AttrSchema:
 
 
 class OpDef:
-    """Everything the system knows about one op. Create with :func:`register_op`."""
+    """Everything the system knows about one op. Create with :func:`register_op`.
+
+    Args:
+        name: the op name.
+        arg_names: the argument names.
+        attrs: the attribute schema, or None.
+        type_rel: the type relation ``(arg_types, attrs) -> type``.
+        pattern: the fusion pattern kind.
+        description: one line for docs/ops.md.
+        support_level: Relay's support level.
+        tuple_output: whether the op returns a tuple.
+        module: the module that registers it (docs' "defined in").
+    """
 
     def __init__(self, name: str, arg_names: tuple, attrs: Optional[AttrSchema],
                  type_rel: Optional[Callable], pattern: OpPattern, description: str,
@@ -175,11 +191,21 @@ class OpDef:
         return fn
 
     def set_attr(self, key: str, value) -> None:
-        """Attach an extra named property (e.g. an alter-layout hook) to the op."""
+        """Attach an extra named property (e.g. an alter-layout hook) to the op.
+
+        Args:
+            key: the property's name.
+            value: its value.
+        """
         self.extra[key] = value
 
     def get_attr(self, key: str, default=None):
-        """An extra property, or one of ``TOpPattern``, ``FTVMCompute``-style aliases."""
+        """An extra property, or one of ``TOpPattern``, ``FTVMCompute``-style aliases.
+
+        Args:
+            key: the property's name.
+            default: what to return when it is not set.
+        """
         aliases = {"TOpPattern": self.pattern, "FPrimalGradient": self.grad,
                    "FTypeRelation": self.type_rel, "FReference": self.impl}
         if key in aliases:
@@ -359,6 +385,12 @@ def list_ops() -> list:
 
 def make_call(name: str, args, attrs: Optional[dict] = None, span=None) -> Call:
     """``Call(get(name), args, attrs)`` with the attrs filled from the op's schema.
+
+    Args:
+        name: the op name.
+        args: the arguments.
+        attrs: the attribute values (missing ones take the schema's defaults).
+        span: the source location, if any.
 
     Raises:
         TypeError: on a wrong number of arguments or an unknown attribute.

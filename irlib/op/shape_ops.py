@@ -55,6 +55,10 @@ _SHAPE_OF.def_grad(_zero_grad)
 def shape_of(data, dtype="int32"):
     """The shape of ``data`` as a 1-D tensor (``relay.shape_of``).
 
+    Args:
+        data: the tensor.
+        dtype: the result's integer dtype.
+
     Returns:
         A Call of ``shape_of``.
     """
@@ -77,6 +81,10 @@ _NDARRAY_SIZE.def_grad(_zero_grad)
 
 def ndarray_size(data, dtype="int32"):
     """The number of elements of ``data`` as a scalar (``relay.ndarray_size``).
+
+    Args:
+        data: the tensor.
+        dtype: the result's integer dtype.
 
     Returns:
         A Call of ``ndarray_size``.

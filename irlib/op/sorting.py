@@ -27,7 +27,13 @@ __all__ = ["sort", "argsort", "topk", "cumsum", "cumprod", "unique", "argwhere",
 
 
 def stable_argsort(data: np.ndarray, axis: int, ascending: bool) -> np.ndarray:
-    """Stable argsort along ``axis``; descending keeps ties in input order too."""
+    """Stable argsort along ``axis``; descending keeps ties in input order too.
+
+    Args:
+        data: the array.
+        axis: the axis sorted along.
+        ascending: the order.
+    """
     if ascending:
         return np.argsort(data, axis=axis, kind="stable")
     # Reverse, sort ascending stably, reverse back, and map positions to the original order:
@@ -71,6 +77,11 @@ def _sort_grad(call, out_grad):
 def sort(data, axis=-1, is_ascend=True):
     """Sort ``data`` along ``axis`` (``relay.sort``).
 
+    Args:
+        data: the tensor.
+        axis: the axis sorted along.
+        is_ascend: ascending (True) or descending order.
+
     Returns:
         A Call of ``sort``.
     """
@@ -101,6 +112,12 @@ _ARGSORT.def_grad(lambda call, out_grad: [make_call("zeros_like", (call.args[0],
 
 def argsort(data, axis=-1, is_ascend=True, dtype="int32"):
     """Indices that sort ``data`` along ``axis`` (``relay.argsort``), stable.
+
+    Args:
+        data: the tensor.
+        axis: the axis sorted along.
+        is_ascend: ascending (True) or descending order.
+        dtype: the index dtype.
 
     Returns:
         A Call of ``argsort``.
@@ -282,6 +299,12 @@ def cumsum(data, axis=None, dtype=None, exclusive=None):
 def cumprod(data, axis=None, dtype=None, exclusive=None):
     """Cumulative product (``relay.cumprod``); arguments as :func:`cumsum` (the first
     exclusive output is 1).
+
+    Args:
+        data: the tensor.
+        axis: the axis (None: over the flattened data).
+        dtype: the result dtype (default: ``data``'s).
+        exclusive: leave each element's own factor out.
 
     Returns:
         A Call of ``cumprod``.

@@ -30,7 +30,13 @@ __all__ = ["add", "subtract", "multiply", "divide", "equal", "not_equal", "less"
 
 
 def op_builder(name: str, arg_names: tuple, doc: str):
-    """A builder function ``name(*arg_names)`` that makes a call of op ``name``."""
+    """A builder function ``name(*arg_names)`` that makes a call of op ``name``.
+
+    Args:
+        name: the op name.
+        arg_names: the builder's parameter names.
+        doc: the builder's docstring.
+    """
     signature = inspect.Signature(
         [inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in arg_names])
 
@@ -53,7 +59,13 @@ def scalar_like(value: float, like):
 
 
 def register_unary(name: str, numpy_fn, doc: str):
-    """Register an elementwise unary op keeping the input dtype; returns (OpDef, builder)."""
+    """Register an elementwise unary op keeping the input dtype; returns (OpDef, builder).
+
+    Args:
+        name: the op name.
+        numpy_fn: the numpy reference implementation.
+        doc: the builder's docstring.
+    """
     op_def = register_op(name, ("data",), type_rel=named_rel(name, identity_rel),
                          pattern=OpPattern.ELEMWISE, description=doc)
     op_def.def_impl(lambda data: (np.asarray(numpy_fn(data)).astype(data.dtype, copy=False),))
@@ -61,7 +73,14 @@ def register_unary(name: str, numpy_fn, doc: str):
 
 
 def register_binary(name: str, numpy_fn, doc: str, relation=broadcast_rel):
-    """Register a broadcasting binary op; returns (OpDef, builder)."""
+    """Register a broadcasting binary op; returns (OpDef, builder).
+
+    Args:
+        name: the op name.
+        numpy_fn: the numpy reference implementation.
+        doc: the builder's docstring.
+        relation: the type relation (default: broadcasting, keeping the dtype).
+    """
     op_def = register_op(name, ("lhs", "rhs"), type_rel=named_rel(name, relation),
                          pattern=OpPattern.BROADCAST, description=doc)
     if relation is broadcast_bool_rel:

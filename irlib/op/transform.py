@@ -29,6 +29,10 @@ __all__ = ["reshape", "reshape_like", "transpose", "concatenate", "split",
 def checked_type_for_grad(expr, what: str):
     """The type of an already type-checked expression (a few gradients need it).
 
+    Args:
+        expr: the expression.
+        what: the op whose gradient needs it, for the message.
+
     Raises:
         GradientError: if ``expr`` has not been through type inference.
     """
@@ -44,6 +48,11 @@ def checked_type_for_grad(expr, what: str):
 
 def reshape_output_shape(in_shape, newshape, allowzero: bool = False) -> tuple:
     """The shape ``reshape`` produces (dims may be symbolic or Any).
+
+    Args:
+        in_shape: the input shape.
+        newshape: the requested shape (with Relay's special values 0, -1, -2, -3, -4).
+        allowzero: a 0 in ``newshape`` means size 0, not "copy this dim".
 
     Raises:
         TypeInferenceError: on a malformed ``newshape`` or a size mismatch.
@@ -487,6 +496,11 @@ _EXPAND_DIMS.def_grad(lambda call, out_grad: [reshape_like(out_grad, call.args[0
 def expand_dims(data, axis, num_newaxis=1):
     """Insert ``num_newaxis`` size-1 axes at ``axis``.
 
+    Args:
+        data: the tensor.
+        axis: where the new axes go.
+        num_newaxis: how many to insert.
+
     Returns:
         A Call of ``expand_dims``.
     """
@@ -522,6 +536,10 @@ _SQUEEZE.def_grad(lambda call, out_grad: [reshape_like(out_grad, call.args[0])])
 
 def squeeze(data, axis=None):
     """Remove size-1 axes (all of them when ``axis`` is None).
+
+    Args:
+        data: the tensor.
+        axis: the axes to remove (each must have size 1), or None.
 
     Returns:
         A Call of ``squeeze``.

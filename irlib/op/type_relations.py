@@ -45,12 +45,22 @@ def expect_tensor(ty, what: str = "argument") -> TensorType:
 
 
 def identity_rel(arg_types, attrs) -> TensorType:
-    """Result has the type of the first (tensor) argument."""
+    """Result has the type of the first (tensor) argument.
+
+    Args:
+        arg_types: the argument types.
+        attrs: the call's attrs (unused).
+    """
     return expect_tensor(arg_types[0], "data")
 
 
 def dims_differ(a, b) -> bool:
-    """True when two dims are provably different (Any and unequal symbols never are)."""
+    """True when two dims are provably different (Any and unequal symbols never are).
+
+    Args:
+        a: one dim.
+        b: the other.
+    """
     if isinstance(a, AnyDim) or isinstance(b, AnyDim):
         return False
     if isinstance(a, int) and isinstance(b, int):
@@ -60,7 +70,12 @@ def dims_differ(a, b) -> bool:
 
 
 def dims_equal(a, b) -> bool:
-    """True when two dims are provably equal (or one of them is Any)."""
+    """True when two dims are provably equal (or one of them is Any).
+
+    Args:
+        a: one dim.
+        b: the other.
+    """
     if isinstance(a, AnyDim) or isinstance(b, AnyDim):
         return True
     return a == b
@@ -97,6 +112,10 @@ def broadcast_shapes(lhs_shape, rhs_shape) -> tuple:
     Equal dims stay; a 1 yields the other dim; Any against d yields d unless d is 1 (then Any);
     two different symbolic/static dims neither of which is 1 are an error.
 
+    Args:
+        lhs_shape: one shape.
+        rhs_shape: the other.
+
     Raises:
         TypeInferenceError: if the shapes do not broadcast.
     """
@@ -127,7 +146,12 @@ def _shape_text(shape) -> str:
 
 
 def broadcast_rel(arg_types, attrs) -> TensorType:
-    """Binary broadcasting op whose result dtype is the (common) input dtype."""
+    """Binary broadcasting op whose result dtype is the (common) input dtype.
+
+    Args:
+        arg_types: the two argument types.
+        attrs: the call's attrs (unused).
+    """
     lhs = expect_tensor(arg_types[0], "lhs")
     rhs = expect_tensor(arg_types[1], "rhs")
     if lhs.dtype != rhs.dtype:
@@ -136,13 +160,23 @@ def broadcast_rel(arg_types, attrs) -> TensorType:
 
 
 def broadcast_bool_rel(arg_types, attrs) -> TensorType:
-    """Binary broadcasting comparison: result dtype is bool."""
+    """Binary broadcasting comparison: result dtype is bool.
+
+    Args:
+        arg_types: the two argument types.
+        attrs: the call's attrs (unused).
+    """
     out = broadcast_rel(arg_types, attrs)
     return TensorType(out.shape, "bool")
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     """``axis`` in ``[0, ndim)``, counting negative axes from the end.
+
+    Args:
+        axis: the axis.
+        ndim: the rank.
+        what: what the axis belongs to, for the message.
 
     Raises:
         TypeInferenceError: if the axis is out of range.
@@ -155,7 +189,13 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
 
 
 def normalize_axes(axes, ndim: int, what: str = "axis") -> tuple:
-    """Each axis normalised by :func:`normalize_axis`; a repeated axis is an error."""
+    """Each axis normalised by :func:`normalize_axis`; a repeated axis is an error.
+
+    Args:
+        axes: the axes.
+        ndim: the rank.
+        what: what the axes belong to, for the message.
+    """
     result = tuple(normalize_axis(a, ndim, what) for a in axes)
     if len(set(result)) != len(result):
         raise TypeInferenceError(f"{what} {tuple(axes)} repeats an axis")
@@ -182,7 +222,12 @@ def reduce_axes(ndim: int, axis, exclude: bool) -> tuple:
 
 
 def reduce_rel(arg_types, attrs) -> TensorType:
-    """Relation of a ``ReduceAttrs`` reduction that keeps the input dtype."""
+    """Relation of a ``ReduceAttrs`` reduction that keeps the input dtype.
+
+    Args:
+        arg_types: the data's type.
+        attrs: the reduction's attrs (``axis``, ``keepdims``, ``exclude``).
+    """
     data = expect_tensor(arg_types[0], "data")
     axes = reduce_axes(data.ndim, attrs["axis"], attrs["exclude"])
     if attrs["keepdims"]:

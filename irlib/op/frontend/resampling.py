@@ -103,7 +103,15 @@ def _axis_weights(in_len, out_len, scale, roi, attrs):
 
 def resize_scales_and_sizes(in_shape, scales, sizes, axes, policy):
     """``(scales, out_shape)`` per axis of ``in_shape`` from ONNX Resize's scales or sizes
-    (on ``axes``) and ``keep_aspect_ratio_policy``."""
+    (on ``axes``) and ``keep_aspect_ratio_policy``.
+
+    Args:
+        in_shape: the input shape.
+        scales: the per-axis scales given to Resize, or None.
+        sizes: the output sizes given to Resize, or None.
+        axes: the axes ``scales``/``sizes`` refer to.
+        policy: ``keep_aspect_ratio_policy`` (``stretch``, ``not_larger`` or ``not_smaller``).
+    """
     ndim = len(in_shape)
     axes = [a % ndim for a in axes] if len(axes) else list(range(ndim))
     full_scales = [1.0] * ndim

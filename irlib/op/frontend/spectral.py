@@ -191,7 +191,14 @@ def _window_ref(size, kind="hann", periodic=True, dtype="float32"):
 
 
 def window_values(size: int, kind: str, periodic: bool, dtype: str) -> np.ndarray:
-    """The ONNX window of ``kind`` (``hann``, ``hamming``, ``blackman``) of ``size``."""
+    """The ONNX window of ``kind`` (``hann``, ``hamming``, ``blackman``) of ``size``.
+
+    Args:
+        size: the window length.
+        kind: the window kind.
+        periodic: a periodic window (for spectral analysis) instead of a symmetric one.
+        dtype: the result dtype.
+    """
     n = np.arange(size, dtype="float64")
     denominator = size if periodic else size - 1
     phase = 2 * np.pi * n / max(denominator, 1)
