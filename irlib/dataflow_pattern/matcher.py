@@ -21,7 +21,11 @@ _COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "equal", "not
 
 
 def known_type(expr):
-    """The expression's inferred type, else a Var's annotation or a Constant's type."""
+    """The expression's inferred type, else a Var's annotation or a Constant's type.
+
+    Args:
+        expr: the expression.
+    """
     ty = expr._checked_type
     if ty is None and isinstance(expr, E.Var):
         ty = expr.type_annotation
@@ -96,6 +100,13 @@ class Matcher:
         return self.visit(pattern, expr)
 
     def visit(self, pattern, expr) -> bool:
+        """Whether ``expr`` matches ``pattern``, binding what the match binds (undone on failure);
+        memoised per pattern when the matcher memoizes.
+
+        Args:
+            pattern: the pattern.
+            expr: the expression.
+        """
         if self.memoize and pattern in self.memo:
             return self.memo[pattern][0] is expr
         mark = len(self._trail)

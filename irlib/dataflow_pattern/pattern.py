@@ -64,7 +64,12 @@ class DFPattern:
         return self | option_constructor(self)
 
     def dominates(self, parent, path=None) -> "DominatorPattern":
-        """A :class:`DominatorPattern` with this pattern as the child."""
+        """A :class:`DominatorPattern` with this pattern as the child.
+
+        Args:
+            parent: the pattern of the dominating node.
+            path: the pattern every node between them must match (default: a wildcard).
+        """
         return DominatorPattern(parent, path if path is not None else wildcard(), self)
 
     def match(self, expr, root=None) -> bool:
@@ -80,7 +85,13 @@ class DFPattern:
 
     def partition(self, expr, attrs=None, check=None):
         """``expr`` with each non-overlapping match extracted into a function (see
-        :func:`irlib.dataflow_pattern.partition`)."""
+        :func:`irlib.dataflow_pattern.partition`).
+
+        Args:
+            expr: the expression.
+            attrs: extra attributes of the extracted functions.
+            check: a predicate on each match; matches it rejects stay in place.
+        """
         from .rewrite import partition
         return partition(self, expr, attrs, check)
 
@@ -135,7 +146,12 @@ class CallPattern(DFPattern):
 
 
 class FunctionPattern(DFPattern):
-    """Matches a Function with matching parameters (any when None) and body."""
+    """Matches a Function with matching parameters (any when None) and body.
+
+    Args:
+        params: the parameter patterns, or None for any.
+        body: the body pattern.
+    """
 
     __slots__ = ("params", "body")
 
@@ -154,7 +170,12 @@ class TuplePattern(DFPattern):
 
 
 class TupleGetItemPattern(DFPattern):
-    """Matches a projection of a matching tuple (any index when ``index`` is None)."""
+    """Matches a projection of a matching tuple (any index when ``index`` is None).
+
+    Args:
+        tuple_value: the tuple's pattern.
+        index: the field index, or None.
+    """
 
     __slots__ = ("tuple", "index")
 
@@ -164,7 +185,13 @@ class TupleGetItemPattern(DFPattern):
 
 
 class IfPattern(DFPattern):
-    """Matches an ``if`` with matching condition and branches."""
+    """Matches an ``if`` with matching condition and branches.
+
+    Args:
+        cond: the condition's pattern.
+        true_branch: the then branch's pattern.
+        false_branch: the else branch's pattern.
+    """
 
     __slots__ = ("cond", "true_branch", "false_branch")
 
@@ -174,7 +201,13 @@ class IfPattern(DFPattern):
 
 
 class LetPattern(DFPattern):
-    """Matches a ``let`` with matching variable, value and body."""
+    """Matches a ``let`` with matching variable, value and body.
+
+    Args:
+        var: the variable's pattern.
+        value: the bound value's pattern.
+        body: the body's pattern.
+    """
 
     __slots__ = ("var", "value", "body")
 
@@ -192,7 +225,12 @@ class AltPattern(DFPattern):
 
 
 class AttrPattern(DFPattern):
-    """``pattern`` with attribute values required on the matched node."""
+    """``pattern`` with attribute values required on the matched node.
+
+    Args:
+        pattern: the pattern the node must match.
+        attrs: attribute name -> required value.
+    """
 
     __slots__ = ("pattern", "attrs")
 
@@ -201,7 +239,12 @@ class AttrPattern(DFPattern):
 
 
 class TypePattern(DFPattern):
-    """``pattern`` whose match has type ``type``."""
+    """``pattern`` whose match has type ``type``.
+
+    Args:
+        pattern: the pattern the node must match.
+        ttype: the required type.
+    """
 
     __slots__ = ("pattern", "type")
 
@@ -270,7 +313,11 @@ def is_expr(expr) -> ExprPattern:
 
 
 def is_tuple(fields) -> TuplePattern:
-    """A pattern matching a tuple with these field patterns (None: any tuple)."""
+    """A pattern matching a tuple with these field patterns (None: any tuple).
+
+    Args:
+        fields: the field patterns, or None.
+    """
     return TuplePattern(fields)
 
 
@@ -280,22 +327,44 @@ def is_tuple_get_item(tuple_value, index=None) -> TupleGetItemPattern:
 
 
 def is_if(cond, true_branch, false_branch) -> IfPattern:
-    """A pattern matching an ``if``."""
+    """A pattern matching an ``if``.
+
+    Args:
+        cond: the condition's pattern.
+        true_branch: the then branch's pattern.
+        false_branch: the else branch's pattern.
+    """
     return IfPattern(cond, true_branch, false_branch)
 
 
 def is_let(var, value, body) -> LetPattern:
-    """A pattern matching a ``let``."""
+    """A pattern matching a ``let``.
+
+    Args:
+        var: the variable's pattern.
+        value: the bound value's pattern.
+        body: the body's pattern.
+    """
     return LetPattern(var, value, body)
 
 
 def has_attr(attrs: dict, pattern=None) -> AttrPattern:
-    """``pattern`` (default: wildcard) with required attribute values."""
+    """``pattern`` (default: wildcard) with required attribute values.
+
+    Args:
+        attrs: attribute name -> required value.
+        pattern: the pattern (default: a wildcard).
+    """
     return (pattern if pattern is not None else wildcard()).has_attr(attrs)
 
 
 def has_type(ttype, pattern=None) -> TypePattern:
-    """``pattern`` (default: wildcard) with a required type."""
+    """``pattern`` (default: wildcard) with a required type.
+
+    Args:
+        ttype: the required type.
+        pattern: the pattern (default: a wildcard).
+    """
     return (pattern if pattern is not None else wildcard()).has_type(ttype)
 
 

@@ -70,7 +70,16 @@ _FLOAT_SUFFIX = {"f": "float32", "f16": "float16", "f32": "float32", "f64": "flo
 
 
 class Token:
-    """One token: its kind, value and position (1-based line and column, start and end)."""
+    """One token: its kind, value and position (1-based line and column, start and end).
+
+    Args:
+        kind: the token kind (``"INT"``, ``"IDENT"``, a punctuation string, ...).
+        value: the token's value (text, number, or ``(number, dtype)``).
+        line: the start line.
+        col: the start column.
+        end_line: the end line.
+        end_col: the end column.
+    """
 
     __slots__ = ("kind", "value", "line", "col", "end_line", "end_col")
 
@@ -133,7 +142,15 @@ class SourceText:
 
     def error(self, message: str, line: int, col: int, end_line: int = -1,
               end_col: int = -1) -> ParseError:
-        """A ParseError at the given position, with the source line."""
+        """A ParseError at the given position, with the source line.
+
+        Args:
+            message: what is wrong.
+            line: the line (1-based).
+            col: the column (1-based).
+            end_line: the line the marked range ends on (-1: ``line``).
+            end_col: the column it ends at (-1: one character).
+        """
         span = Span(self.name, line, col, end_line, end_col)
         return ParseError(message, span, self.line(line))
 

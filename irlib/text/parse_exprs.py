@@ -159,7 +159,12 @@ class ExprRules(TypeRules):
                 return node
 
     def p_call(self, callee, start):
-        """``'(' args ')'`` after ``callee``; builds the Call (generator)."""
+        """``'(' args ')'`` after ``callee``; builds the Call (generator).
+
+        Args:
+            callee: the parsed callee expression.
+            start: the callee's first token (the Call's span starts there).
+        """
         self.expect("(")
         args, attrs, attr_tokens = [], {}, {}
         meta_token = None
@@ -196,7 +201,14 @@ class ExprRules(TypeRules):
         return after == ")" or (after == "," and self.peek(2).kind == ")")
 
     def make_meta_attrs_call(self, callee, args, meta_token, start):
-        """The Call of ``callee(args, meta[Key][k])`` whose attrs come from the metadata."""
+        """The Call of ``callee(args, meta[Key][k])`` whose attrs come from the metadata.
+
+        Args:
+            callee: the callee.
+            args: the parsed arguments.
+            meta_token: the ``meta[...]`` token naming the attrs.
+            start: the first token of the call (for its span).
+        """
         meta_attrs = self.meta_attrs(meta_token)
         if type(callee) is E.Op:
             op_def = self.op_def(callee.name)
@@ -212,7 +224,15 @@ class ExprRules(TypeRules):
         return E.Call(callee, tuple(args), meta_attrs, span=self.span_from(start))
 
     def make_call(self, callee, args, attrs, attr_tokens, start):
-        """The Call node of ``callee(args, attrs)``, checking arities and attributes."""
+        """The Call node of ``callee(args, attrs)``, checking arities and attributes.
+
+        Args:
+            callee: the callee.
+            args: the parsed arguments.
+            attrs: the parsed attribute values.
+            attr_tokens: attribute name -> its token (to point errors at it).
+            start: the first token of the call (for its span).
+        """
         span = self.span_from(start)
         if type(callee) is E.Op:
             op_def = self.op_def(callee.name)
@@ -322,7 +342,11 @@ class ExprRules(TypeRules):
         return E.Tuple(fields, span=self.span_from(start))
 
     def p_function(self, start):
-        """``[T](params, attrs) -> ret { body }`` after ``fn`` or ``def @f`` (generator)."""
+        """``[T](params, attrs) -> ret { body }`` after ``fn`` or ``def @f`` (generator).
+
+        Args:
+            start: the ``fn``/``def`` token (the Function's span starts there).
+        """
         type_params = []
         if self.peek().kind == "[":
             type_params = self.p_type_params()

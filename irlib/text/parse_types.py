@@ -169,6 +169,7 @@ class TypeRules(ParserBase):
                 return total
 
     def p_dim_term(self):
+        """A product of dim factors, ``a * b * ...`` (generator, like the other rules)."""
         start = self.peek()
         product = yield self.p_dim_factor()
         while self.accept("*"):
@@ -177,6 +178,8 @@ class TypeRules(ParserBase):
         return product
 
     def p_dim_factor(self):
+        """One dim factor: an integer, a parenthesised dim expression, ``floordiv(a, b)`` or a size
+        variable's name (generator)."""
         token = self.peek()
         if token.kind == "INT":
             self.advance()
@@ -201,7 +204,14 @@ class TypeRules(ParserBase):
         raise self.error_at(token, f"expected a dimension but found {token.describe()}")
 
     def dim_arith(self, start, left, right, operator: str):
-        """``left op right`` on dims, errors reported as ParseError."""
+        """``left op right`` on dims, errors reported as ParseError.
+
+        Args:
+            start: the token the expression starts at (for the error).
+            left: the left dim.
+            right: the right dim.
+            operator: ``"+"``, ``"*"`` or ``"//"`` (floordiv).
+        """
         try:
             if operator == "+":
                 return left + right

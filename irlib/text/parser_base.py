@@ -19,7 +19,12 @@ from .lexer import SourceText, Token
 
 
 class ParserBase:
-    """Token cursor, error helpers, scopes and the generator trampoline."""
+    """Token cursor, error helpers, scopes and the generator trampoline.
+
+    Args:
+        source: the source text (for error messages).
+        tokens: the token list, ending with an ``EOF`` token.
+    """
 
     def __init__(self, source: SourceText, tokens: list):
         self.source = source
@@ -72,7 +77,12 @@ class ParserBase:
         return None
 
     def expect(self, kind: str, what: str | None = None) -> Token:
-        """Consume a token of ``kind`` or raise "expected X but found Y"."""
+        """Consume a token of ``kind`` or raise "expected X but found Y".
+
+        Args:
+            kind: the token kind wanted.
+            what: how to name it in the error (default: ``kind``).
+        """
         token = self.tokens[self.index]
         if token.kind != kind:
             raise self.error_at(token, f"expected {what or repr(kind)} but found "
@@ -92,16 +102,32 @@ class ParserBase:
         return Span(self.source.name, token.line, token.col, token.end_line, token.end_col)
 
     def error_at(self, token: Token, message: str) -> ParseError:
-        """A ParseError pointing at ``token``."""
+        """A ParseError pointing at ``token``.
+
+        Args:
+            token: the token.
+            message: what is wrong.
+        """
         return ParseError(message, self.token_span(token), self.source.line(token.line))
 
     def error_span(self, span: Span, message: str) -> ParseError:
-        """A ParseError pointing at ``span``."""
+        """A ParseError pointing at ``span``.
+
+        Args:
+            span: the source range.
+            message: what is wrong.
+        """
         return ParseError(message, span, self.source.line(span.line))
 
     @staticmethod
     def suggest(name: str, candidates, prefix: str = "") -> str:
-        """``"; did you mean %x, %y?"`` for close names, or ``""``."""
+        """``"; did you mean %x, %y?"`` for close names, or ``""``.
+
+        Args:
+            name: the unknown name.
+            candidates: the names in scope.
+            prefix: the sigil written before each suggestion (``%``, ``@``).
+        """
         close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
         if not close:
             return ""

@@ -78,7 +78,12 @@ def missing_cases(patterns, constructors_of) -> list:
 
 def missing_case_patterns(patterns, constructors_of) -> list:
     """Like :func:`missing_cases`, but the cases as pattern nodes (``PatternWildcard``,
-    ``PatternConstructor``, ``PatternTuple``), as Relay's ``unmatched_cases`` gives them."""
+    ``PatternConstructor``, ``PatternTuple``), as Relay's ``unmatched_cases`` gives them.
+
+    Args:
+        patterns: the match's clause patterns.
+        constructors_of: type -> its constructors (how a wildcard of an ADT type splits).
+    """
     return [case_to_pattern(c) for c in _missing(patterns, constructors_of)]
 
 
@@ -161,7 +166,11 @@ def _expand_fields(ctor, fields, sub_patterns, constructors_of) -> list:
 
 
 def case_to_text(case) -> str:
-    """A candidate in text-format pattern syntax: ``_``, ``Nil``, ``Cons(_, Nil)``, ``(_, _)``."""
+    """A candidate in text-format pattern syntax: ``_``, ``Nil``, ``Cons(_, Nil)``, ``(_, _)``.
+
+    Args:
+        case: the candidate case.
+    """
     if isinstance(case, _Wild):
         return "_"
     if isinstance(case, _TupleCase):
@@ -173,7 +182,11 @@ def case_to_text(case) -> str:
 
 
 def case_to_pattern(case):
-    """A candidate as a pattern node (wildcards for "anything")."""
+    """A candidate as a pattern node (wildcards for "anything").
+
+    Args:
+        case: the candidate case.
+    """
     if isinstance(case, _Wild):
         return E.PatternWildcard()
     fields = [case_to_pattern(c) for c in case.fields]

@@ -19,7 +19,11 @@ _MAX_PRINTED = 20
 
 
 def describe(node) -> str:
-    """A short, always-available description of an expression (``call to add``)."""
+    """A short, always-available description of an expression (``call to add``).
+
+    Args:
+        node: the expression.
+    """
     kind = type(node)
     if kind is E.Var:
         return f"variable %{node.name_hint}"

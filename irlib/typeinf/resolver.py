@@ -48,7 +48,11 @@ def fresh_copy(node, **changes):
 
 
 def has_holes(ty) -> bool:
-    """Whether a type mentions an :class:`IncompleteType`."""
+    """Whether a type mentions an :class:`IncompleteType`.
+
+    Args:
+        ty: the type.
+    """
     return any(isinstance(t, IncompleteType) for t in iter_types(ty))
 
 

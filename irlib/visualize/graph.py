@@ -64,7 +64,11 @@ class DataflowGraph:
 
 def type_text(ty) -> str:
     """A short text of a type: ``1x3x224x224 float32`` for a tensor, ``(a, b)`` for a tuple,
-    "" when there is no type."""
+    "" when there is no type.
+
+    Args:
+        ty: the type, or None.
+    """
     if ty is None:
         return ""
     if isinstance(ty, TensorType):

@@ -474,7 +474,11 @@ class ModuleList(Module):
             module.to(dtype=dtype)
 
     def forward(self, x):
-        """Apply the submodules in order."""
+        """Apply the submodules in order.
+
+        Args:
+            x: the input of the first submodule.
+        """
         for module in self.modules:
             x = module(x)
         return x

@@ -35,6 +35,11 @@ class ParameterError(NNError, ValueError):
 class StateDictError(NNError, KeyError):
     """``load_state_dict(strict=True)`` met missing or unexpected keys.
 
+    Args:
+        message: the error message.
+        missing_keys: as the attribute.
+        unexpected_keys: as the attribute.
+
     Attributes:
         missing_keys: parameter names the state dict lacks.
         unexpected_keys: state dict keys that name no parameter.

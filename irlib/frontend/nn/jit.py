@@ -274,6 +274,16 @@ class JitModule:
     argument and result conventions); effect states (KV caches, the IO token) are kept
     between calls and shared by all methods.
 
+    Args:
+        mod: the exported IRModule.
+        params: the parameters, as ``export_tvm`` returned them.
+        backends: method name -> engine.
+        methods: method name -> ``(argument converters, runner, effect mode, number of effect
+            states, result template)``.
+        init_function: a callable returning the effect states' initial values
+            (``_initialize_effect`` run), or None when there are none.
+        out_format: ``"torch"`` for torch tensor results, else numpy arrays.
+
     Attributes:
         mod: the exported IRModule (weights as parameters, before binding).
         params: ``[(name, Parameter)]`` as ``export_tvm`` returned them.
