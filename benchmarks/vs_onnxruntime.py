@@ -4,7 +4,8 @@ Run: ``python benchmarks/vs_onnxruntime.py [--models resnet18,mobilenet] [--repe
 [--threads N] [--json out.json] [--disabled-pass FuseAttention]`` (default: every model of
 :data:`MODELS`; the transformers of :data:`TRANSFORMERS`, ``--models bert,gpt2,whisper``,
 are torch models exported to ONNX by ``benchmarks/transformer_models.py`` and imported by
-irlib with ``from_onnx``, so both engines run the same file).
+irlib with ``from_onnx``, so both engines run the same file; likewise the small models of
+:data:`SMALL`, ``--models kws,vad``, from ``benchmarks/small_models.py``).
 
 For each model (batch 1): the parent builds the zoo workload (``zoo.catalog.workload``),
 exports it with ``irlib.frontend.onnx.to_onnx`` and draws seeded random inputs. Then, back to
@@ -56,6 +57,10 @@ TRANSFORMERS = ("bert", "gpt2", "whisper")
 """Transformer models of issue #24, written in torch and exported to ONNX
 (``benchmarks/transformer_models.py``): irlib imports the same ONNX file with ``from_onnx``."""
 
+SMALL = ("kws", "vad")
+"""Small models of issue #24 item 3 (``benchmarks/small_models.py``: a keyword-spotting CNN
+and a silero-vad-shaped LSTM with an ``If``), ONNX files both engines load."""
+
 ENGINES = ("irlib", "onnxruntime")
 
 
@@ -74,7 +79,7 @@ def _irlib_call(model: str, inputs: list, threads: int, onnx_path: str = "",
     ``disabled`` names passes to leave out (``--disabled-pass``)."""
     import irlib
     import interp
-    if model in TRANSFORMERS:
+    if model in TRANSFORMERS or model in SMALL:
         import onnx
         from irlib.frontend.onnx import from_onnx
         mod, params = from_onnx(onnx.load(onnx_path))
@@ -196,6 +201,10 @@ def bench_model(model: str, args) -> dict:
             config = transformer_models.TINY[model] if args.tiny else None
             inputs = transformer_models.export(model, os.path.join(workdir, "model.onnx"),
                                                config, seed=args.seed)
+        elif model in SMALL:
+            import small_models
+            inputs = small_models.export(model, os.path.join(workdir, "model.onnx"),
+                                         seed=args.seed)
         else:
             inputs = _export_zoo(model, os.path.join(workdir, "model.onnx"), args.seed)
         np.savez(os.path.join(workdir, "inputs.npz"),
@@ -254,8 +263,9 @@ def main(argv=None) -> int:
     """Parse the arguments; run a worker, or the whole comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS),
-                        help=f"comma-separated zoo models or transformers "
-                             f"({','.join(TRANSFORMERS)}) (default: {','.join(MODELS)})")
+                        help=f"comma-separated zoo models, transformers "
+                             f"({','.join(TRANSFORMERS)}) or small models "
+                             f"({','.join(SMALL)}) (default: {','.join(MODELS)})")
     parser.add_argument("--repeat", type=int, default=20,
                         help="timed runs per engine after one warm-up run (default 20)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
@@ -280,10 +290,11 @@ def main(argv=None) -> int:
               file=sys.stderr)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     from zoo.catalog import names
-    unknown = [m for m in models if m not in names() and m not in TRANSFORMERS]
+    extra = list(TRANSFORMERS) + list(SMALL)
+    unknown = [m for m in models if m not in names() and m not in extra]
     if unknown:
         parser.error(f"unknown model(s) {unknown}; known: "
-                     f"{', '.join(list(names()) + list(TRANSFORMERS))}")
+                     f"{', '.join(list(names()) + extra)}")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"irlib vs onnxruntime, batch 1, {args.threads} thread(s), median of {args.repeat} "
           f"runs, each engine in its own process (load average {load})", flush=True)

@@ -174,12 +174,23 @@ class _StepProgram:
 
 
 class _IntoCall:
-    """A group that is one op call on its (tensor) parameters, whose kernel writes into the
-    graph's output entry directly (``kernel.into``), with the op-by-op program as fallback
-    when ``into`` declines (e.g. an input it would send to the reference)."""
+    """A group that is one op call on its (tensor) parameters and constants, whose kernel
+    writes into the graph's output entry directly (``kernel.into``), with the op-by-op
+    program as fallback when ``into`` declines (e.g. an input it would send to the
+    reference).
 
-    def __init__(self, into, attrs, program: _StepProgram):
+    Args:
+        into: the kernel's ``into(out, *operands, **attrs)``.
+        attrs: the call's attributes (a dict, or a ``_SizedAttrs``).
+        program: the op-by-op fallback.
+        operands: None when the call's operands are the group's inputs in order; else per
+            operand the input slot it reads (an int) or a constant array (``take`` of a
+            constant index).
+    """
+
+    def __init__(self, into, attrs, program: _StepProgram, operands=None):
         self.into, self.attrs, self.program = into, attrs, program
+        self.operands = operands
         self.num_inputs = program.num_inputs
         self.reference_ops, self.kernel_ops = program.reference_ops, program.kernel_ops
 
@@ -189,23 +200,35 @@ class _IntoCall:
         attrs = self.attrs
         if type(attrs) is _SizedAttrs:
             attrs = attrs.at(arrays[count + 1:])
-        if not self.into(arrays[count], *arrays[:count], **attrs):
+        operands = self.operands
+        if operands is None:
+            written = self.into(arrays[count], *arrays[:count], **attrs)
+        else:
+            written = self.into(arrays[count], *[arrays[o] if type(o) is int else o
+                                                 for o in operands], **attrs)
+        if not written:
             self.program(*arrays)
 
 
 def _into_call(func: E.Function, program: _StepProgram, target: str):
-    """An :class:`_IntoCall` for ``func`` when it is ``op(%p0, %p1, ...)`` on tensors and
-    the op's kernel has an ``into`` form; else None."""
+    """An :class:`_IntoCall` for ``func`` when it is ``op(...)`` whose operands are its
+    tensor parameters and constants and the op's kernel has an ``into`` form; else None."""
     body = func.body
     if not (isinstance(body, E.Call) and isinstance(body.op, E.Op)
-            and list(body.args) == list(func.params) and program.num_inputs == len(body.args)
+            and program.num_inputs == len(func.params)
             and not get_def(body.op.name).tuple_output
-            and not any(isinstance(t, TupleType) for t in program.param_types)):
+            and not any(isinstance(t, TupleType) for t in program.param_types)
+            and all(a in func.params or isinstance(a, E.Constant) for a in body.args)):
         return None
     into = getattr(_kernel_for(body.op.name, target), "into", None)
     if into is None:
         return None
-    return _IntoCall(into, _step_attrs(body, program.size_names), program)
+    operands = None
+    if list(body.args) != list(func.params):
+        position = {param: i for i, param in enumerate(func.params)}
+        operands = [position[a] if isinstance(a, E.Var) else a.data.numpy()
+                    for a in body.args]
+    return _IntoCall(into, _step_attrs(body, program.size_names), program, operands)
 
 
 def _as_tuples(value):

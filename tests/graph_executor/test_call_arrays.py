@@ -53,3 +53,19 @@ def test_read_only_bound_input_is_rebound_then_fast_again():
     np.testing.assert_array_equal(func(Y, Y).numpy(), Y + Y)     # set_input copies
     np.testing.assert_array_equal(frozen, X)                      # not written through
     np.testing.assert_array_equal(func(X, Y).numpy(), X + Y)
+
+
+@pytest.mark.parametrize("index", [np.array(2, "int64"), np.array([3, 0, 3], "int32")])
+def test_take_of_a_constant_index_writes_into_the_output(index):
+    """A group that is one take with a constant index runs the kernel's into form (no
+    op-by-op program): the LSTM converter's per-step slices."""
+    from interp.graph_functions import _IntoCall
+    x = irlib.var("x", shape=(4, 1, 5))
+    mod = irlib.IRModule.from_expr(irlib.Function([x], irlib.take(x, irlib.const(index),
+                                                                  axis=0)))
+    factory = interp.build(mod, target="cpu")
+    kinds = {type(c.fn).__name__ for c in factory.lib.compiled.values()}
+    assert kinds == {_IntoCall.__name__}, kinds
+    value = np.random.default_rng(0).standard_normal((4, 1, 5)).astype("float32")
+    func = _function(mod)
+    np.testing.assert_array_equal(func(value).numpy(), np.take(value, index, axis=0))
