@@ -94,7 +94,12 @@ class Context(TypeTable):
 
     # -- building ------------------------------------------------------------------------
     def const(self, value, dtype=None):
-        """A typed constant (``value`` a numpy array or a Python scalar)."""
+        """A typed constant (``value`` a numpy array or a Python scalar).
+
+        Args:
+            value: the value.
+            dtype: the irlib dtype to convert to (default: the value's own).
+        """
         array = np.asarray(value, dtype=dtype)
         node = E.Constant(NDArray(np.array(array, order="C")))
         return self.set_type(node, TensorType(array.shape, str(array.dtype)))
@@ -137,7 +142,12 @@ class Context(TypeTable):
         return expr if self.dtype(expr) == dtype else self.emit("cast", expr, dtype=dtype)
 
     def scalar(self, value, dtype: str):
-        """A 0-d constant of ``dtype``."""
+        """A 0-d constant of ``dtype``.
+
+        Args:
+            value: the Python number.
+            dtype: its dtype.
+        """
         return self.const(np.array(value, dtype=_numpy_dtype(dtype)))
 
     def scalar_like(self, value, expr):
@@ -303,7 +313,11 @@ def iter_operations(module):
 
 def find_unsupported(module) -> list:
     """``[(op_name, location)]`` of every operation without a converter or whose variant
-    its converter's ``check`` refuses (the reason appended to the name)."""
+    its converter's ``check`` refuses (the reason appended to the name).
+
+    Args:
+        module: the parsed MLIR module.
+    """
     missing = []
     for op in iter_operations(module):
         name = op.name
@@ -412,7 +426,13 @@ def _input_type(index, mlir_type, info, names, size_vars):
 
 
 def import_module(source, input_info=None) -> IRModule:
-    """Convert a StableHLO module (see :func:`irlib.frontend.stablehlo.from_stablehlo`)."""
+    """Convert a StableHLO module (see :func:`irlib.frontend.stablehlo.from_stablehlo`).
+
+    Args:
+        source: the module: MLIR text, bytecode, or an MLIR module object.
+        input_info: ``[(shape, dtype), ...]`` per argument of the entry function, when its types
+            are not static (as :func:`~irlib.frontend.stablehlo.from_stablehlo`).
+    """
     module = mlir.parse_module(source)
     with module.context:
         missing = find_unsupported(module)

@@ -111,6 +111,9 @@ def location(op) -> str:
 def element_dtype(element_type) -> str:
     """The irlib dtype of an MLIR element type.
 
+    Args:
+        element_type: the MLIR element type.
+
     Raises:
         StableHLOOpNotImplemented: for element types irlib has no dtype for.
     """
@@ -123,7 +126,11 @@ def element_dtype(element_type) -> str:
 
 def tensor_info(mlir_type):
     """``(shape, dtype)`` of a ranked tensor type; ``None`` for a ``?`` dim. Raises
-    StableHLOOpNotImplemented for unranked tensors, tokens and other types."""
+    StableHLOOpNotImplemented for unranked tensors, tokens and other types.
+
+    Args:
+        mlir_type: the MLIR type.
+    """
     ir, _ = bindings()
     try:
         ranked = ir.RankedTensorType(mlir_type)
@@ -143,6 +150,10 @@ def is_tuple_type(mlir_type) -> bool:
 
 def dense_value(attr, mlir_type) -> np.ndarray:
     """The numpy value of a dense elements attribute of tensor type ``mlir_type``.
+
+    Args:
+        attr: the attribute.
+        mlir_type: its tensor type.
 
     Raises:
         StableHLOOpNotImplemented: for element types the bindings cannot hand over (bf16 or
@@ -215,7 +226,11 @@ def cast(obj, kind: str):
 
 def int_list(attr) -> list:
     """The integers of a ``DenseI64ArrayAttr``/``DenseIntElementsAttr``/``ArrayAttr``/
-    ``DenseBoolArrayAttr`` as a list (``[]`` for None)."""
+    ``DenseBoolArrayAttr`` as a list (``[]`` for None).
+
+    Args:
+        attr: the attribute, or None.
+    """
     if attr is None:
         return []
     ir, _ = bindings()
@@ -236,7 +251,12 @@ def int_list(attr) -> list:
 
 
 def int_value(attr, default=None):
-    """The value of an ``IntegerAttr`` (``default`` for None)."""
+    """The value of an ``IntegerAttr`` (``default`` for None).
+
+    Args:
+        attr: the attribute, or None.
+        default: the value for None.
+    """
     if attr is None:
         return default
     ir, _ = bindings()
@@ -244,7 +264,12 @@ def int_value(attr, default=None):
 
 
 def float_value(attr, default=None):
-    """The value of a ``FloatAttr`` (``default`` for None)."""
+    """The value of a ``FloatAttr`` (``default`` for None).
+
+    Args:
+        attr: the attribute, or None.
+        default: the value for None.
+    """
     if attr is None:
         return default
     ir, _ = bindings()
@@ -252,7 +277,12 @@ def float_value(attr, default=None):
 
 
 def str_value(attr, default=None):
-    """The value of a ``StringAttr`` or a symbol reference (``default`` for None)."""
+    """The value of a ``StringAttr`` or a symbol reference (``default`` for None).
+
+    Args:
+        attr: the attribute, or None.
+        default: the value for None.
+    """
     if attr is None:
         return default
     for kind in ("StringAttr", "FlatSymbolRefAttr"):
@@ -263,7 +293,12 @@ def str_value(attr, default=None):
 
 
 def bool_value(attr, default=False) -> bool:
-    """The value of a ``BoolAttr`` (``default`` for None)."""
+    """The value of a ``BoolAttr`` (``default`` for None).
+
+    Args:
+        attr: the attribute, or None.
+        default: the value for None.
+    """
     if attr is None:
         return default
     ir, _ = bindings()
@@ -272,7 +307,12 @@ def bool_value(attr, default=False) -> bool:
 
 def enum_value(attr, kind: str) -> str:
     """The value of a StableHLO enum attribute (``kind``: ``"ComparisonDirectionAttr"``,
-    ``"ComparisonTypeAttr"``, ...), e.g. ``"LT"``."""
+    ``"ComparisonTypeAttr"``, ...), e.g. ``"LT"``.
+
+    Args:
+        attr: the attribute.
+        kind: its attribute class name.
+    """
     _, stablehlo = bindings()
     return str(getattr(stablehlo, kind)(attr).value)
 
@@ -286,7 +326,12 @@ def dim_numbers(attr, kind: str):
 
 
 def padding_pairs(attr, rank: int) -> list:
-    """A ``(rank, 2)`` padding attribute as ``[(low, high), ...]`` (zeros for None)."""
+    """A ``(rank, 2)`` padding attribute as ``[(low, high), ...]`` (zeros for None).
+
+    Args:
+        attr: the attribute, or None.
+        rank: the operand's rank.
+    """
     if attr is None:
         return [(0, 0)] * rank
     values = int_list(attr)

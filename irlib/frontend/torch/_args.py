@@ -10,6 +10,13 @@ REQUIRED = object()
 def arg(args, kwargs, index: int, name: str, default=REQUIRED):
     """Argument ``name`` at position ``index`` of a torch call (keyword first).
 
+    Args:
+        args: the call's positional arguments.
+        kwargs: its keyword arguments.
+        index: the argument's position.
+        name: its keyword.
+        default: the value when it is absent (the default, ``REQUIRED``, makes it required).
+
     Raises:
         TorchConversionError: when a required argument is missing.
     """
@@ -45,7 +52,11 @@ def int_list(value, count: int = None) -> list:
 
 
 def sizes_from(args) -> list:
-    """Sizes given either as varargs (``x.view(2, 3)``) or one sequence (``x.view((2, 3))``)."""
+    """Sizes given either as varargs (``x.view(2, 3)``) or one sequence (``x.view((2, 3))``).
+
+    Args:
+        args: the call's positional arguments after the tensor.
+    """
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return list(args[0])
     return list(args)

@@ -42,7 +42,11 @@ def sanitize(name: str) -> str:
 
 
 def is_dim(value) -> bool:
-    """True for a Python int (not a bool) or a symbolic size expression."""
+    """True for a Python int (not a bool) or a symbolic size expression.
+
+    Args:
+        value: the value.
+    """
     return (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) or \
         isinstance(value, DimExpr)
 
@@ -76,7 +80,12 @@ class Context(TypeTable):
 
     # -- values --------------------------------------------------------------------------
     def const(self, value, dtype=None):
-        """A typed constant (``value`` a numpy array, a torch tensor or a Python scalar)."""
+        """A typed constant (``value`` a numpy array, a torch tensor or a Python scalar).
+
+        Args:
+            value: the value.
+            dtype: the irlib dtype to convert to (default: the value's own).
+        """
         if hasattr(value, "detach") and hasattr(value, "numpy"):
             value = value.detach().cpu().numpy()
         array = np.asarray(value, dtype=dtype)
@@ -111,7 +120,12 @@ class Context(TypeTable):
         return expr
 
     def new_var(self, name: str, ty):
-        """A fresh typed variable whose name is ``name`` sanitized (and made unique)."""
+        """A fresh typed variable whose name is ``name`` sanitized (and made unique).
+
+        Args:
+            name: the name wanted.
+            ty: the variable's type.
+        """
         base = sanitize(name)
         unique, count = base, 1
         while unique in self._var_names:
@@ -168,7 +182,13 @@ class Context(TypeTable):
         return call
 
     def emit_tuple_op(self, op_name: str, fields, **attrs):
-        """A call of an op taking one tuple argument (``concatenate``, ``stack``, ...)."""
+        """A call of an op taking one tuple argument (``concatenate``, ``stack``, ...).
+
+        Args:
+            op_name: the op.
+            fields: the expressions of the tuple argument.
+            attrs: the op's attributes.
+        """
         return self.emit(op_name, self.make_tuple(list(fields)), **attrs)
 
     def tuple_get(self, tup, index: int):
@@ -184,7 +204,12 @@ class Context(TypeTable):
 
     # -- scalars and promotion ----------------------------------------------------------
     def scalar(self, value, dtype: str):
-        """A rank-0 constant of ``dtype``."""
+        """A rank-0 constant of ``dtype``.
+
+        Args:
+            value: the Python number.
+            dtype: its dtype.
+        """
         return self.const(np.asarray(value, dtype=dtype))
 
     def cast(self, expr, dtype: str):
@@ -197,6 +222,10 @@ class Context(TypeTable):
         Python scalars become constants; tensors of different dtypes are promoted like
         torch does (a rank-0 tensor does not raise the dtype of a ranked one of the same
         category).
+
+        Args:
+            lhs: the left operand (an expression or a Python number).
+            rhs: the right operand.
         """
         if self.is_tensor(lhs) and self.is_tensor(rhs):
             da, db = self.dtype(lhs), self.dtype(rhs)

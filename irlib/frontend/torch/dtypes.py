@@ -41,7 +41,11 @@ def promote(a: str, b: str) -> str:
 
 
 def category(name: str) -> int:
-    """0 for bool, 1 for integers, 2 for floats, 3 for complex (torch's promotion tiers)."""
+    """0 for bool, 1 for integers, 2 for floats, 3 for complex (torch's promotion tiers).
+
+    Args:
+        name: the irlib dtype.
+    """
     if name == "bool":
         return 0
     if name.startswith(("int", "uint")):

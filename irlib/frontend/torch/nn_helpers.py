@@ -1,5 +1,9 @@
 """Shared building blocks of the torch converters: convolution, pooling, normalisation,
-matrix products and attention as irlib ops (used by function, ATen and module converters)."""
+matrix products and attention as irlib ops (used by function, ATen and module converters).
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,19 @@ _CONV_LAYOUTS = {1: ("NCW", "OIW", "IOW"), 2: ("NCHW", "OIHW", "IOHW"),
 
 def conv(ctx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
          transposed=False, output_padding=0):
-    """A torch convolution (1-3 spatial dims, optionally transposed) with its bias."""
+    """A torch convolution (1-3 spatial dims, optionally transposed) with its bias.
+
+    Args:
+        x: the input, ``(N, C, *spatial)`` or unbatched ``(C, *spatial)``.
+        weight: the weight.
+        bias: the bias, or None.
+        stride: the stride (an int or one per spatial axis).
+        padding: the padding (an int, one per spatial axis, or ``"same"``/``"valid"``).
+        dilation: the dilation.
+        groups: the channel groups.
+        transposed: a transposed convolution.
+        output_padding: a transposed convolution's extra output size.
+    """
     rank = ctx.ndim(weight) - 2
     if rank not in (1, 2, 3):
         unsupported(f"convolution with {rank} spatial dims")
@@ -64,7 +80,19 @@ def conv(ctx, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
 
 def pool(ctx, kind: str, x, kernel, stride=None, padding=0, dilation=1, ceil_mode=False,
          count_include_pad=True, rank=2):
-    """``max``/``avg`` pooling over the last ``rank`` axes (NC... layout)."""
+    """``max``/``avg`` pooling over the last ``rank`` axes (NC... layout).
+
+    Args:
+        kind: ``"max"`` or ``"avg"``.
+        x: the input.
+        kernel: the window size.
+        stride: the stride (None: the kernel size).
+        padding: the padding on both sides.
+        dilation: the dilation (max pooling).
+        ceil_mode: round the output size up.
+        count_include_pad: average pooling divides by the whole window, padding included.
+        rank: the number of spatial axes.
+    """
     kernel = [int(k) for k in int_list(kernel, rank)]
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and
                                           not stride) else \
@@ -85,7 +113,14 @@ def pool(ctx, kind: str, x, kernel, stride=None, padding=0, dilation=1, ceil_mod
 
 
 def adaptive_pool(ctx, kind: str, x, output_size, rank=2):
-    """Adaptive ``avg``/``max`` pooling to ``output_size`` (None entries keep the size)."""
+    """Adaptive ``avg``/``max`` pooling to ``output_size`` (None entries keep the size).
+
+    Args:
+        kind: ``"avg"`` or ``"max"``.
+        x: the input.
+        output_size: the output's spatial size.
+        rank: the number of spatial axes.
+    """
     sizes = int_list(output_size, rank)
     spatial = ctx.shape(x)[-rank:]
     sizes = [int(spatial[i]) if s is None else int(s) for i, s in enumerate(sizes)]
@@ -112,7 +147,16 @@ def _zeros(ctx, count, dtype):
 
 
 def batch_norm(ctx, x, mean, var, weight=None, bias=None, eps=1e-5):
-    """Inference batch norm over axis 1 with running statistics ``mean``/``var``."""
+    """Inference batch norm over axis 1 with running statistics ``mean``/``var``.
+
+    Args:
+        x: the input.
+        mean: the running mean.
+        var: the running variance.
+        weight: the per-channel scale, or None.
+        bias: the per-channel offset, or None.
+        eps: added to the variance.
+    """
     if mean is None or var is None:
         unsupported("batch_norm without running statistics (training mode)")
     channels = ctx.shape(x)[1]
@@ -124,7 +168,15 @@ def batch_norm(ctx, x, mean, var, weight=None, bias=None, eps=1e-5):
 
 
 def layer_norm(ctx, x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Layer norm over the last ``len(normalized_shape)`` axes."""
+    """Layer norm over the last ``len(normalized_shape)`` axes.
+
+    Args:
+        x: the input.
+        normalized_shape: the shape of the normalised trailing axes.
+        weight: the elementwise scale, or None.
+        bias: the elementwise offset, or None.
+        eps: added to the variance.
+    """
     count = len(int_list(normalized_shape))
     dtype = ctx.dtype(x)
     shape = ctx.shape(x)
@@ -146,7 +198,15 @@ def layer_norm(ctx, x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def group_norm(ctx, x, groups, weight=None, bias=None, eps=1e-5):
-    """Group norm over axis 1 in ``groups`` groups."""
+    """Group norm over axis 1 in ``groups`` groups.
+
+    Args:
+        x: the input.
+        groups: the number of groups.
+        weight: the per-channel scale, or None.
+        bias: the per-channel offset, or None.
+        eps: added to the variance.
+    """
     channels = int(ctx.shape(x)[1])
     dtype = ctx.dtype(x)
     weight = _ones(ctx, channels, dtype) if weight is None else weight
@@ -156,7 +216,14 @@ def group_norm(ctx, x, groups, weight=None, bias=None, eps=1e-5):
 
 
 def softmax(ctx, x, dim, dtype=None, log=False):
-    """(Log-)softmax along ``dim`` (after a cast to ``dtype`` when given)."""
+    """(Log-)softmax along ``dim`` (after a cast to ``dtype`` when given).
+
+    Args:
+        x: the input.
+        dim: the axis.
+        dtype: the dtype to cast to first, or None.
+        log: log-softmax instead.
+    """
     from . import dtypes
     if dtype is not None:
         x = ctx.cast(x, dtypes.to_irlib(dtype))
@@ -192,7 +259,12 @@ def _broadcast_batch(ctx, a_batch, b_batch):
 
 def matmul(ctx, a, b):
     """``torch.matmul`` semantics (1-D operands, broadcast batch dims) on nn.matmul,
-    nn.batch_matmul and reshapes."""
+    nn.batch_matmul and reshapes.
+
+    Args:
+        a: the left operand.
+        b: the right operand.
+    """
     ra, rb = ctx.ndim(a), ctx.ndim(b)
     if ra == 0 or rb == 0:
         raise TorchConversionError("matmul operands must have rank >= 1")
@@ -229,7 +301,12 @@ def _to_batch3(ctx, x, batch, flat):
 
 
 def bmm(ctx, a, b):
-    """``torch.bmm``: 3-D batched product."""
+    """``torch.bmm``: 3-D batched product.
+
+    Args:
+        a: the ``(B, N, K)`` operand.
+        b: the ``(B, K, M)`` operand.
+    """
     return ctx.emit("nn.batch_matmul", a, b, transpose_b=False)
 
 
@@ -252,6 +329,14 @@ def attention(ctx, query, key, value, attn_mask=None, is_causal=False, scale=Non
 
     A bool mask keeps the positions where it is True, a float mask is added to the scores;
     ``is_causal`` masks keys after the query position (top-left aligned).
+
+    Args:
+        query: the queries ``(..., L, E)``.
+        key: the keys ``(..., S, E)``.
+        value: the values ``(..., S, Ev)``.
+        attn_mask: the bool or float mask, or None.
+        is_causal: apply a causal mask.
+        scale: the score scale (default ``1 / sqrt(E)``).
     """
     q_shape, k_shape, v_shape = ctx.shape(query), ctx.shape(key), ctx.shape(value)
     dtype = ctx.dtype(query)
@@ -293,7 +378,15 @@ def attention(ctx, query, key, value, attn_mask=None, is_causal=False, scale=Non
 # -- resampling and padding ---------------------------------------------------------------------
 
 def interpolate(ctx, x, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """``F.interpolate`` over the two spatial axes of an NCHW tensor."""
+    """``F.interpolate`` over the two spatial axes of an NCHW tensor.
+
+    Args:
+        x: the NCHW input.
+        size: the output ``(H, W)``, or None.
+        scale_factor: the scale of each spatial axis, or None.
+        mode: ``"nearest"`` or ``"bilinear"``.
+        align_corners: align the corner pixels (linear and cubic modes).
+    """
     if ctx.ndim(x) != 4:
         unsupported(f"interpolate of a rank-{ctx.ndim(x)} tensor (only 4-D, NCHW)")
     height, width = ctx.shape(x)[2:]
@@ -317,7 +410,14 @@ def interpolate(ctx, x, size=None, scale_factor=None, mode="nearest", align_corn
 
 
 def pad(ctx, x, pads, mode="constant", value=0.0):
-    """``F.pad``: ``pads`` lists (before, after) pairs from the last axis backwards."""
+    """``F.pad``: ``pads`` lists (before, after) pairs from the last axis backwards.
+
+    Args:
+        x: the input.
+        pads: the padding amounts.
+        mode: ``"constant"``, ``"reflect"`` or ``"replicate"``.
+        value: the fill value of constant padding.
+    """
     pads = [int(p) for p in pads]
     if len(pads) % 2 or len(pads) // 2 > ctx.ndim(x):
         raise TorchConversionError(f"pad of length {len(pads)} for a rank-{ctx.ndim(x)} tensor")

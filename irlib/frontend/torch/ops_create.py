@@ -1,5 +1,9 @@
 """Tensor-creation converters: arange, full/zeros/ones/empty (and ``*_like``, ``new_*``),
-``scalar_tensor``, ``tril``/``triu`` masks."""
+``scalar_tensor``, ``tril``/``triu`` masks.
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,13 @@ def _dtype(value, default):
 
 
 def full(ctx, sizes, value, dtype):
-    """A tensor of ``sizes`` filled with ``value`` (a constant when the sizes are static)."""
+    """A tensor of ``sizes`` filled with ``value`` (a constant when the sizes are static).
+
+    Args:
+        sizes: the shape.
+        value: the fill value.
+        dtype: the result dtype.
+    """
     sizes = list(sizes)
     if all(isinstance(s, int) for s in sizes):
         return ctx.const(np.full(sizes, value, dtype=dtype))
@@ -77,7 +87,13 @@ converter(torch.ones, aten.ones.default)(_filled(1))
 
 def full_like(ctx, x, value, dtype=None):
     """A tensor shaped like ``x`` filled with ``value`` (``full_like`` of ``x`` when its
-    shape is symbolic)."""
+    shape is symbolic).
+
+    Args:
+        x: the tensor whose shape is taken.
+        value: the fill value.
+        dtype: the result dtype (default: ``x``'s).
+    """
     dtype = _dtype(dtype, ctx.dtype(x))
     if all(isinstance(d, int) for d in ctx.shape(x)):
         return full(ctx, ctx.shape(x), value, dtype)

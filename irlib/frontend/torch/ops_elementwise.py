@@ -1,5 +1,9 @@
 """Elementwise converters: unary math and activations, binary arithmetic and comparisons,
-``where``/``masked_fill``/``clamp``, and the ``operator`` module on tensors and sizes."""
+``where``/``masked_fill``/``clamp``, and the ``operator`` module on tensors and sizes.
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
+"""
 
 from __future__ import annotations
 
@@ -92,7 +96,12 @@ def _relu6(ctx, args, kwargs):
 
 
 def gelu(ctx, x, approximate="none"):
-    """GELU: ``x * Phi(x)`` (``erf``), or its ``tanh`` approximation."""
+    """GELU: ``x * Phi(x)`` (``erf``), or its ``tanh`` approximation.
+
+    Args:
+        x: the input.
+        approximate: ``"none"`` or ``"tanh"``.
+    """
     dtype = ctx.dtype(x)
     half = ctx.scalar(0.5, dtype)
     if approximate == "tanh":
@@ -198,6 +207,11 @@ def binary(ctx, op_name: str, lhs, rhs):
     """Op ``op_name`` on two torch operands (tensors or Python numbers), promoted like torch.
 
     Python numbers on both sides (sizes, in FX graphs) are combined in Python.
+
+    Args:
+        op_name: the irlib op.
+        lhs: the left operand.
+        rhs: the right operand.
     """
     if not ctx.is_tensor(lhs) and not ctx.is_tensor(rhs):
         return _PY_BINARY[op_name](lhs, rhs)
@@ -282,7 +296,13 @@ for _name, _op, _pyop in [("logical_and", "logical_and", None),
 
 
 def divide(ctx, lhs, rhs, rounding_mode=None):
-    """torch division: true division, or ``"floor"``/``"trunc"`` rounding."""
+    """torch division: true division, or ``"floor"``/``"trunc"`` rounding.
+
+    Args:
+        lhs: the dividend.
+        rhs: the divisor.
+        rounding_mode: None, ``"floor"`` or ``"trunc"``.
+    """
     if rounding_mode is None:
         return binary(ctx, "divide", lhs, rhs)
     if not ctx.is_tensor(lhs) and not ctx.is_tensor(rhs):

@@ -1,5 +1,9 @@
 """Neural-network converters for functions and ATen ops: convolution, linear/matmul,
-normalisation, softmax, pooling, dropout, embedding, attention, interpolate and pad."""
+normalisation, softmax, pooling, dropout, embedding, attention, interpolate and pad.
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
+"""
 
 from __future__ import annotations
 

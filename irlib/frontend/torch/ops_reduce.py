@@ -1,5 +1,9 @@
 """Reduction converters: sum, mean, prod, max/min (also with indices), amax/amin,
-argmax/argmin, var/std, any/all, norm."""
+argmax/argmin, var/std, any/all, norm.
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,14 @@ def _axes(ctx, x, dim):
 
 
 def reduce(ctx, op_name, x, dim=None, keepdim=False):
-    """Reduction ``op_name`` of ``x`` over ``dim`` (None: all axes)."""
+    """Reduction ``op_name`` of ``x`` over ``dim`` (None: all axes).
+
+    Args:
+        op_name: the irlib reduction op.
+        x: the input.
+        dim: the axes (None: all).
+        keepdim: keep the reduced axes with size 1.
+    """
     return ctx.emit(op_name, x, axis=_axes(ctx, x, dim), keepdims=bool(keepdim))
 
 
@@ -122,7 +133,15 @@ converter(torch.all, "Tensor.all", aten.all.default, aten.all.dim, aten.all.dims
 
 
 def variance(ctx, x, dim, correction, keepdim, sqrt=False):
-    """Variance (or standard deviation) with torch's ``correction`` (1: unbiased)."""
+    """Variance (or standard deviation) with torch's ``correction`` (1: unbiased).
+
+    Args:
+        x: the input.
+        dim: the axes (None: all).
+        correction: the divisor's correction (``N - correction``).
+        keepdim: keep the reduced axes with size 1.
+        sqrt: return the standard deviation instead.
+    """
     axes = _axes(ctx, x, dim)
     mean = ctx.emit("mean", x, axis=axes, keepdims=True)
     out = ctx.emit("variance", x, mean, axis=axes, keepdims=bool(keepdim),

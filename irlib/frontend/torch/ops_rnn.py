@@ -4,6 +4,9 @@ over the (static) sequence length. Multi-layer and bidirectional; no projections
 The input projection of all time steps is one ``nn.dense``; each step adds the hidden
 projection (another ``nn.dense``) and applies the gates (torch's order: LSTM ``i, f, g, o``,
 GRU ``r, z, n``).
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
 """
 
 from __future__ import annotations
@@ -65,6 +68,16 @@ def rnn(ctx, kind, x, h0, c0, weights, num_layers, bidirectional, batch_first):
     """An LSTM/GRU stack. ``weights[layer * dirs + d] = (w_ih, w_hh, b_ih, b_hh)``.
 
     Returns ``(output, h_n, c_n)`` (``c_n`` None for a GRU) in torch's layouts.
+
+    Args:
+        kind: ``"lstm"`` or ``"gru"``.
+        x: the input sequence.
+        h0: the initial hidden state, or None (zeros).
+        c0: the initial cell state (LSTM), or None.
+        weights: the per layer and direction weights (above).
+        num_layers: the number of stacked layers.
+        bidirectional: run each layer both ways.
+        batch_first: ``x`` is ``(batch, seq, feature)`` instead of ``(seq, batch, feature)``.
     """
     unbatched = ctx.ndim(x) == 2
     if unbatched:

@@ -6,6 +6,9 @@ through its registered converter, and :func:`build_main` assembles ``main``.
 
 In-place ops (``x.add_(y)``, ``aten.relu_``, ``operator.iadd``) produce a new value; later
 uses of the mutated tensor's node see that value (values are never shared through views).
+
+Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
+graph being converted (it emits the irlib calls and knows each value's type).
 """
 
 from __future__ import annotations
@@ -37,7 +40,11 @@ def node_target(node, modules=None):
 
 
 def is_skipped(node) -> bool:
-    """True for assertion nodes that produce no value (``aten._assert_tensor_metadata``)."""
+    """True for assertion nodes that produce no value (``aten._assert_tensor_metadata``).
+
+    Args:
+        node: the FX node.
+    """
     return node.op == "call_function" and any(str(node.target).startswith(name)
                                               for name in _SKIPPED)
 
@@ -143,7 +150,12 @@ def convert_nodes(ctx, graph, env: dict, modules=None, get_attr=None) -> object:
 
 
 def output_expr(ctx, value, unwrap_unit_return_tuple: bool):
-    """The body expression of an output value (nested tuples/lists become tuples)."""
+    """The body expression of an output value (nested tuples/lists become tuples).
+
+    Args:
+        value: the converted output value.
+        unwrap_unit_return_tuple: a one-element tuple result becomes its element.
+    """
     stack_value = value
     if isinstance(stack_value, (list, tuple)) and len(stack_value) == 1 and \
             unwrap_unit_return_tuple:
@@ -170,6 +182,11 @@ def build_main(ctx, input_vars, body, no_bind_return_tuple: bool) -> IRModule:
 
     A tuple result is bound to a variable (``let %ret = (...); %ret``) unless
     ``no_bind_return_tuple``.
+
+    Args:
+        input_vars: the graph inputs' variables.
+        body: the result expression.
+        no_bind_return_tuple: leave a tuple result unbound.
     """
     if isinstance(body, E.Tuple) and not no_bind_return_tuple:
         var = E.Var("ret", ctx.type_of(body))

@@ -34,7 +34,12 @@ def _producer(value):
 def pairwise_kinds(region, count: int):
     """For a reducer of ``count`` operands (block arguments ``acc_0..acc_{n-1}, x_0..x_{n-1}``):
     the kind (``"add"``, ``"max"``, ...) each result applies to its own pair, or None when
-    the body does something else."""
+    the body does something else.
+
+    Args:
+        region: the reducer's region.
+        count: the number of operands.
+    """
     block = _block(region)
     if block is None:
         return None
@@ -55,7 +60,11 @@ def pairwise_kinds(region, count: int):
 
 
 def is_update_body(region) -> bool:
-    """Whether a scatter body returns its second argument (a plain overwrite)."""
+    """Whether a scatter body returns its second argument (a plain overwrite).
+
+    Args:
+        region: the scatter's region.
+    """
     block = _block(region)
     if block is None:
         return False
@@ -92,6 +101,9 @@ def comparison(region):
     """For a comparator (a ``sort`` body or JAX's argmax/argmin reducer): ``(direction,
     lhs_arg, rhs_arg)`` of the comparison that decides the result: the returned compare for a
     sort body, where the compared values come from one block argument each; None otherwise.
+
+    Args:
+        region: the comparator's region.
     """
     block = _block(region)
     if block is None:
@@ -114,7 +126,11 @@ def comparison(region):
 def arg_reducer(region):
     """For JAX's argmax/argmin reducer over ``(values, indices)`` (block arguments ``v_acc,
     i_acc, v_x, i_x``): ``"max"`` or ``"min"``, from the compare of the two values that picks
-    the value result; None for other bodies."""
+    the value result; None for other bodies.
+
+    Args:
+        region: the reducer's region.
+    """
     block = _block(region)
     if block is None:
         return None

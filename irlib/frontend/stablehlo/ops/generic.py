@@ -10,6 +10,10 @@ every operation in it is elementwise (the importer checks only dtypes inside, se
 * ``reduce_window``: the operand padded with the init values (interior padding for base
   dilation), then the body folded over one strided slice per window position, starting from
   the init values (at most :data:`MAX_WINDOW` positions).
+
+Every function here takes ``ctx``, the importer's
+:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
+value's type).
 """
 
 from __future__ import annotations
@@ -52,7 +56,14 @@ def _keep_array(ctx, expr, rank):
 
 
 def reduce_tree(ctx, region, operands, inits, axes):
-    """StableHLO ``reduce`` of ``operands`` over ``axes`` with an elementwise body."""
+    """StableHLO ``reduce`` of ``operands`` over ``axes`` with an elementwise body.
+
+    Args:
+        region: the reducer's body.
+        operands: the reduced values.
+        inits: their init values.
+        axes: the reduced axes.
+    """
     shape = ctx.shape(operands[0])
     rank = len(shape)
     keep = [a for a in range(rank) if a not in axes]
@@ -91,7 +102,18 @@ def window_positions(window) -> int:
 
 def reduce_window_unrolled(ctx, region, operands, inits, window, strides, base, dilations,
                            padding):
-    """StableHLO ``reduce_window`` with an elementwise body, window positions unrolled."""
+    """StableHLO ``reduce_window`` with an elementwise body, window positions unrolled.
+
+    Args:
+        region: the reducer's body.
+        operands: the reduced values.
+        inits: their init values.
+        window: the window size per axis.
+        strides: the window strides per axis.
+        base: the base dilations per axis.
+        dilations: the window dilations per axis.
+        padding: ``(low, high)`` per axis.
+    """
     if window_positions(window) > MAX_WINDOW:
         raise StableHLOOpNotImplemented(f"a generic window of more than {MAX_WINDOW} "
                                         "positions", [])

@@ -12,6 +12,10 @@ transposed to ``NC...``/``OI...`` order (a 2-d ``NHWC``/``HWIO`` convolution, JA
 layout, is passed through in that layout), lhs dilation becomes interior padding, negative
 padding a crop, ``feature_group_count`` the ``groups`` attribute, and ``batch_group_count``
 one convolution per batch group whose outputs are concatenated along the features.
+
+Every function here takes ``ctx``, the importer's
+:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
+value's type).
 """
 
 from __future__ import annotations
@@ -31,7 +35,17 @@ def _product(dims):
 
 def dot_general(ctx, lhs, rhs, lhs_batch, rhs_batch, lhs_contract, rhs_contract, dtype):
     """The StableHLO ``dot_general`` of ``lhs`` and ``rhs`` with result dtype ``dtype``
-    (16-bit floats accumulate in float32, as XLA's CPU backend does)."""
+    (16-bit floats accumulate in float32, as XLA's CPU backend does).
+
+    Args:
+        lhs: the left operand.
+        rhs: the right operand.
+        lhs_batch: the left operand's batch axes.
+        rhs_batch: the right operand's batch axes.
+        lhs_contract: the left operand's contracted axes.
+        rhs_contract: the right operand's contracted axes.
+        dtype: the result dtype.
+    """
     compute = "float32" if dtype in ("float16", "bfloat16") else dtype
     lhs, rhs = ctx.cast(lhs, compute), ctx.cast(rhs, compute)
     lshape, rshape = ctx.shape(lhs), ctx.shape(rhs)

@@ -13,6 +13,10 @@ pool's channel axis. The cumulative-sum window JAX emits for ``jnp.cumsum`` (and
 
 Other elementwise bodies (``lax.cumlogsumexp``, variadic reductions, ``logaddexp``
 reducers, base dilation) go through :mod:`irlib.frontend.stablehlo.ops.generic`.
+
+Every function here takes ``ctx``, the importer's
+:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
+value's type).
 """
 
 from __future__ import annotations
@@ -202,7 +206,17 @@ def _reduce_window(ctx, op, inputs, attrs):
 def reduce_window(ctx, region, inputs, window, strides, base, dilations, padding):
     """StableHLO ``reduce_window`` of ``inputs`` (operands then init values) with body
     ``region`` and the window parameters (lists per axis; ``padding`` as ``(low, high)``
-    pairs; a cumulative window may have symbolic dims)."""
+    pairs; a cumulative window may have symbolic dims).
+
+    Args:
+        region: the reducer's body.
+        inputs: the operands then the init values.
+        window: the window size per axis.
+        strides: the window strides per axis.
+        base: the base dilations per axis.
+        dilations: the window dilations per axis.
+        padding: ``(low, high)`` per axis.
+    """
     count = len(inputs) // 2
     rank = ctx.ndim(inputs[0])
     kind = _window_kind(region, count, window, strides, base, dilations, padding)
@@ -312,7 +326,13 @@ def dynamic_reduce_window(ctx, op, inputs, functions):
     """The ``stablehlo.dynamic_reduce_window`` custom call (what ``jnp.cumsum`` over a
     symbolic axis lowers to): operands, init values, then window dimensions, strides, base
     dilations, window dilations and padding as tensors known from the argument shapes; the
-    body is the called computation."""
+    body is the called computation.
+
+    Args:
+        op: the custom call operation.
+        inputs: its operands' converted values.
+        functions: the module's functions by name (the body is looked up there).
+    """
     from ..mlir import attributes, cast
     count = (len(inputs) - 5) // 2
     params = [ctx.sym_dims(v) for v in inputs[2 * count:]]

@@ -7,6 +7,10 @@ A run-time start index (``dynamic_slice``, ``dynamic_update_slice``) keeps stati
 types: the slice is a ``take`` of ``start + arange(size)`` per axis (StableHLO clamps the start
 so the slice stays in bounds; so do we), and the update is a ``where`` over a mask of the
 updated window.
+
+Every function here takes ``ctx``, the importer's
+:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
+value's type).
 """
 
 from __future__ import annotations
@@ -88,7 +92,13 @@ def _dilate(ctx, x, value, axis: int, gap: int):
 
 def broadcast_in_dim(ctx, x, dims, out_shape):
     """StableHLO ``broadcast_in_dim``: operand axis ``i`` becomes result axis ``dims[i]``;
-    ``out_shape`` may hold None (a ``?`` dim, taken from the operand) or symbolic dims."""
+    ``out_shape`` may hold None (a ``?`` dim, taken from the operand) or symbolic dims.
+
+    Args:
+        x: the operand.
+        dims: the result axis of each operand axis.
+        out_shape: the result shape.
+    """
     dims = [int(d) for d in dims]
     value = ctx.const_value(x)
     if value is not None and value.ndim == 0 and not np.isfinite(value.astype(np.float64)):
@@ -219,7 +229,13 @@ def _dynamic_slice(ctx, op, inputs, attrs):
 
 def dynamic_slice(ctx, x, starts, sizes):
     """``x[start:start + size]`` per axis, ``starts`` scalar expressions (clamped in bounds);
-    an axis whose size is the whole (possibly symbolic) dim is kept."""
+    an axis whose size is the whole (possibly symbolic) dim is kept.
+
+    Args:
+        x: the operand.
+        starts: the start of each axis.
+        sizes: the slice size of each axis.
+    """
     for axis, (index, size) in enumerate(zip(starts, sizes)):
         dim = ctx.shape(x)[axis]
         if size == dim:
