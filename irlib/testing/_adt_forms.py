@@ -54,21 +54,44 @@ class AdtGenerator:
             forms.sort(key=lambda method: method.__name__ != f"_{kind}_leaf")
 
     def var(self, hint: str, kind: str | None = None):
-        """A fresh variable (annotated with ``kind``'s type when given)."""
+        """A fresh variable (annotated with ``kind``'s type when given).
+
+        Args:
+            hint: the name hint.
+            kind: the value kind whose type annotates it, or None.
+        """
         self.counter += 1
         annotation = self.n.types[kind] if kind is not None else None
         return E.Var(f"{hint}{self.counter}", annotation)
 
     def expr(self, kind: str, env: tuple, depth: int):
-        """``(expression, compute)`` of ``kind`` using the variables of ``env``."""
+        """``(expression, compute)`` of ``kind`` using the variables of ``env``.
+
+        Args:
+            kind: the value kind wanted.
+            env: the visible variables.
+            depth: how much deeper the expression may nest.
+        """
         forms = self.forms[kind]
         form = forms[0] if depth <= 0 else self.draw(st.sampled_from(forms))
         return form(env, depth - 1)
 
     def call(self, name: str, *args):
+        """A call of the global function ``name`` with ``args``.
+
+        Args:
+            name: the global's name.
+            args: the arguments.
+        """
         return E.Call(self.n.gv(name), list(args))
 
     def adt(self, ctor, *args):
+        """A constructor application ``ctor(args)``.
+
+        Args:
+            ctor: the constructor.
+            args: its fields.
+        """
         return E.Call(ctor, list(args))
 
     def typed(self, expr, kind: str):

@@ -27,7 +27,12 @@ class ControlSteps:
     """``if``, let-bound closures, higher-order functions and global function calls."""
 
     def same_type_variant(self, scope: Scope, target: Entry) -> Entry:
-        """An operand of exactly ``target``'s type computed from it (or ``target`` itself)."""
+        """An operand of exactly ``target``'s type computed from it (or ``target`` itself).
+
+        Args:
+            scope: the scope the operand is made in.
+            target: the operand whose type it has.
+        """
         choice = self.draw(st.integers(0, 2))
         made = None
         if choice == 1:
@@ -86,6 +91,12 @@ class ControlSteps:
 
     # -- steps -------------------------------------------------------------------------------
     def step_if(self, scope: Scope):
+        """An ``if`` on a drawn condition whose branches compute operands of one drawn operand's
+        type, each in a child scope; None when no condition or operand is visible.
+
+        Args:
+            scope: the current scope.
+        """
         cond = self._condition(scope)
         targets = scope.tensors(numeric=True)
         if cond is None or not targets:
@@ -123,6 +134,12 @@ class ControlSteps:
                           lambda env: op.numpy_fn(value_of(lhs, env), value_of(rhs, env)))
 
     def step_lambda(self, scope: Scope):
+        """A let-bound closure of one tensor parameter (it may capture the scope's operands),
+        applied to a visible operand; None when there is none.
+
+        Args:
+            scope: the current scope.
+        """
         args = scope.tensors(numeric=True)
         if not args:
             return None
@@ -133,6 +150,12 @@ class ControlSteps:
         return self.apply_function(bound, [arg])
 
     def step_higher_order(self, scope: Scope):
+        """A function that takes a visible one-argument function as a parameter and calls it,
+        applied to that function and an operand it accepts; None when there is no such pair.
+
+        Args:
+            scope: the current scope.
+        """
         functions = [e for e in scope.entries if isinstance(e.ty, FuncType)
                      and len(e.ty.arg_types) == 1 and isinstance(e.ty.arg_types[0], TensorType)]
         if not functions:
@@ -156,6 +179,12 @@ class ControlSteps:
         return self.apply_function(bound, [function, arg])
 
     def step_global(self, scope: Scope):
+        """A new global function of one tensor parameter (no captures), called on a visible
+        operand; None when there is none.
+
+        Args:
+            scope: the current scope.
+        """
         args = scope.tensors(numeric=True)
         if not args:
             return None
@@ -169,7 +198,11 @@ class ControlSteps:
 
     def step_loop(self, scope: Scope):
         """``let %loop = fn (%i: int32, %acc: T) -> T { if (%i < 1) { %acc } else
-        { %loop(%i - 1, shrink(%acc)) } }; %loop(n, init)``: a recursive let."""
+        { %loop(%i - 1, shrink(%acc)) } }; %loop(n, init)``: a recursive let.
+
+        Args:
+            scope: the current scope.
+        """
         shrinkers = [n for n in _SHRINKERS if self.usable(n)]
         operands = scope.tensors(numeric=True)
         if not (self.is_float and operands and shrinkers and self.usable("less")

@@ -28,6 +28,9 @@ __all__ = ["differential", "ExecutorMismatch", "random_inputs"]
 class ExecutorMismatch(IRError, AssertionError):
     """Two executors disagree on a module, or one of them failed to run it.
 
+    Args:
+        message: what differs (the other arguments are the attributes below).
+
     Attributes:
         results: ``{executor name: plain result}`` of the executors that ran.
     """

@@ -16,7 +16,15 @@ from ..ir.types import TensorType
 
 
 class Entry:
-    """A generated expression usable as an operand: its type, value interval and oracle."""
+    """A generated expression usable as an operand: its type, value interval and oracle.
+
+    Args:
+        expr: the expression.
+        ty: its type.
+        bounds: its value interval ``(lo, hi)`` (a tuple of those for a tuple; ``FnBounds`` for a
+            function).
+        compute: the oracle, ``env -> value`` (env maps Vars and Entries to values).
+    """
 
     __slots__ = ("expr", "ty", "bounds", "compute")
 
@@ -45,7 +53,12 @@ def value_of(entry: Entry, env: dict):
 
 
 class Scope:
-    """Operands visible at one place in the program, and the lets bound there."""
+    """Operands visible at one place in the program, and the lets bound there.
+
+    Args:
+        visible: the entries visible from the enclosing scope.
+        depth: the nesting depth.
+    """
 
     def __init__(self, visible, depth: int):
         self.entries = list(visible)
@@ -53,7 +66,12 @@ class Scope:
         self.depth = depth
 
     def tensors(self, numeric: Optional[bool] = None, dtype: Optional[str] = None) -> list:
-        """Visible tensor operands; ``numeric`` False selects bool tensors, True the others."""
+        """Visible tensor operands; ``numeric`` False selects bool tensors, True the others.
+
+        Args:
+            numeric: None for all tensors, False for bool tensors only, True for the others.
+            dtype: only tensors of this dtype, when given.
+        """
         return self._tensors(numeric, dtype)
 
     def _tensors(self, numeric: Optional[bool] = None, dtype: Optional[str] = None):

@@ -127,20 +127,35 @@ STRUCTURAL_OPS = ("where", "sum", "mean", "max", "min", "reshape", "transpose",
 
 
 def softmax_reference(x, axis):
-    """Numerically stable softmax along ``axis`` (the oracle for ``nn.softmax``)."""
+    """Numerically stable softmax along ``axis`` (the oracle for ``nn.softmax``).
+
+    Args:
+        x: the array.
+        axis: the axis.
+    """
     shifted = x - np.max(x, axis=axis, keepdims=True)
     e = np.exp(shifted)
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype)
 
 
 def within(bounds, limit: float = LIMIT) -> bool:
-    """Whether a value interval is finite and inside ``[-limit, limit]``."""
+    """Whether a value interval is finite and inside ``[-limit, limit]``.
+
+    Args:
+        bounds: the interval ``(lo, hi)``.
+        limit: the magnitude bound.
+    """
     lo, hi = bounds
     return (math.isfinite(lo) and math.isfinite(hi) and -limit <= lo <= hi <= limit)
 
 
 def union(first, second):
-    """The smallest interval holding both intervals."""
+    """The smallest interval holding both intervals.
+
+    Args:
+        first: an interval ``(lo, hi)``.
+        second: another.
+    """
     return (min(first[0], second[0]), max(first[1], second[1]))
 
 
@@ -150,7 +165,12 @@ def contains(outer, inner) -> bool:
 
 
 def broadcast(lhs: tuple, rhs: tuple) -> Optional[tuple]:
-    """numpy broadcasting of two static shapes, or None if they do not broadcast."""
+    """numpy broadcasting of two static shapes, or None if they do not broadcast.
+
+    Args:
+        lhs: one shape.
+        rhs: the other.
+    """
     ndim = max(len(lhs), len(rhs))
     lhs = (1,) * (ndim - len(lhs)) + tuple(lhs)
     rhs = (1,) * (ndim - len(rhs)) + tuple(rhs)

@@ -60,7 +60,11 @@ class OnnxCase:
                                       for name, shape in self.inputs.items()})
 
     def random_inputs(self, seed: int = 0) -> dict:
-        """Feeds ``{name: float32 array}`` drawn uniformly from ``[-1, 1]``."""
+        """Feeds ``{name: float32 array}`` drawn uniformly from ``[-1, 1]``.
+
+        Args:
+            seed: the numpy random seed.
+        """
         rng = np.random.default_rng(seed)
         return {name: rng.uniform(-1, 1, size=shape).astype("float32")
                 for name, shape in self.inputs.items()}

@@ -56,6 +56,9 @@ PROGRAM_KINDS = ("dataflow", "control", "adt", "effects", "sharing")
 class PassCheckError(IRError, AssertionError):
     """``check_pass`` found a program on which the pass breaks a promise.
 
+    Args:
+        message: what went wrong (the other arguments are the attributes below).
+
     Attributes:
         before, after: the module given to the pass and the one it returned (None if the
             pass raised).

@@ -25,7 +25,11 @@ PROFILE = "thorough"
 
 
 def pytest_addoption(parser):
-    """Register ``--irlib-thorough``."""
+    """Register ``--irlib-thorough``.
+
+    Args:
+        parser: pytest's option parser.
+    """
     group = parser.getgroup("irlib", "irlib property testing")
     group.addoption("--irlib-thorough", action="store_true", default=False,
                     help="run irlib property tests (check_pass, generated programs) with "
@@ -33,7 +37,11 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    """Load the ``thorough`` hypothesis profile when ``--irlib-thorough`` is given."""
+    """Load the ``thorough`` hypothesis profile when ``--irlib-thorough`` is given.
+
+    Args:
+        config: pytest's config.
+    """
     if not config.getoption("irlib_thorough", default=False):
         return
     from hypothesis import HealthCheck, settings
@@ -48,7 +56,11 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    """Say in pytest's header when the thorough budgets are on."""
+    """Say in pytest's header when the thorough budgets are on.
+
+    Args:
+        config: pytest's config.
+    """
     if config.getoption("irlib_thorough", default=False):
         return "irlib: --irlib-thorough (example budgets x20)"
     return None
@@ -68,7 +80,11 @@ def pytest_runtest_call(item):
 
     The count comes from wrapping the test's ``hypothesis.inner_test`` (the attribute
     hypothesis lets plugins replace), so every call of the test body counts: generated
-    examples, then any shrinking steps."""
+    examples, then any shrinking steps.
+
+    Args:
+        item: the test item about to run.
+    """
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)
     inner = getattr(handle, "inner_test", None)
     if inner is None or not _thorough():

@@ -65,7 +65,13 @@ from .generator_core import Entry as _Entry, Scope as _Scope, as_array, value_of
 # -- plain type strategies ----------------------------------------------------------------------
 
 def shapes(min_rank: int = 0, max_rank: int = 3, max_dim: int = 4):
-    """Strategy for static shapes (tuples of ints in ``[1, max_dim]``)."""
+    """Strategy for static shapes (tuples of ints in ``[1, max_dim]``).
+
+    Args:
+        min_rank: the least rank.
+        max_rank: the greatest rank.
+        max_dim: the greatest dim.
+    """
     return st.lists(st.integers(1, max_dim), min_size=min_rank, max_size=max_rank).map(tuple)
 
 
@@ -150,7 +156,11 @@ class GeneratedProgram:
         return IRModule.from_expr(self.function, functions=dict(self.global_functions))
 
     def random_inputs(self, seed: int = 0) -> dict:
-        """Inputs (Var -> numpy array) drawn uniformly inside the input intervals."""
+        """Inputs (Var -> numpy array) drawn uniformly inside the input intervals.
+
+        Args:
+            seed: the numpy random seed.
+        """
         rng = np.random.default_rng(seed)
         values = {}
         for param, (lo, hi) in zip(self.params, self.param_bounds):
