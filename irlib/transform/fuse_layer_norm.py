@@ -170,6 +170,11 @@ def _affine(constant, length: int):
 def describe_layer_norm(node, check_only: bool = False):
     """The :class:`LayerNormPlan` of a typed fused function made by this pass (or of a
     typed matched chain, with ``check_only``), or None when it is not one the kernel runs.
+
+    Args:
+        node: the fused function, or the root of a matched chain.
+        check_only: only check that the chain qualifies (``node`` is a matched chain, not a
+            function).
     """
     body = node.body if isinstance(node, E.Function) else node
     if isinstance(node, E.Function) and not node.get_attr(LAYER_NORM_ATTR):
