@@ -2,14 +2,14 @@
 from core ops: FusedMatMul, Gelu, FastGelu, BiasGelu, QuickGelu, LayerNormalization,
 SimplifiedLayerNormalization, SkipLayerNormalization, SkipSimplifiedLayerNormalization, and
 com.microsoft's DynamicQuantizeLinear/QuantizeLinear/DequantizeLinear (as the default
-domain's)."""
+domain's), and DynamicQuantizeLSTM (dequantized weights, a float LSTM)."""
 
 from __future__ import annotations
 
 
 from ..registry import converter
 from . import elementwise, normalization, quantize
-from .common import scalar
+from .common import scalar, unsupported
 from .nn import _matmul_of
 
 MS = "com.microsoft"
@@ -118,3 +118,32 @@ def _dequantize_linear(ctx, inputs, attrs):
     return quantize._dequantize_linear(ctx, inputs, attrs)
 
 
+
+
+def _dequantized_weight(ctx, quantized, scale, zero_point):
+    """A DynamicQuantizeLSTM weight ``[directions, rows, 4*hidden]`` as float32 in LSTM's
+    layout ``[directions, 4*hidden, rows]``; ``scale``/``zero_point`` are per direction
+    (``[directions]``) or per column (``[directions, 4*hidden]``)."""
+    def shaped(param):
+        newshape = [-1, 1, 1] if ctx.ndim(param) <= 1 else [ctx.shape(param)[0], 1, -1]
+        return ctx.emit("reshape", ctx.emit("cast", param, dtype="float32"), newshape=newshape)
+    work = ctx.emit("cast", quantized, dtype="float32")
+    if zero_point is not None:
+        work = ctx.emit("subtract", work, shaped(zero_point))
+    work = ctx.emit("multiply", work, shaped(scale))
+    return ctx.emit("transpose", work, axes=[0, 2, 1])
+
+
+@converter("DynamicQuantizeLSTM", domain=MS)
+def _dynamic_quantize_lstm(ctx, inputs, attrs):
+    """com.microsoft DynamicQuantizeLSTM (what ``quantize_dynamic`` makes of an LSTM): an
+    LSTM whose W ``[directions, input, 4*hidden]`` and R ``[directions, hidden, 4*hidden]``
+    are int8/uint8 with scales and zero points (inputs 8-11). The weights are dequantized
+    (folded to constants at build) and the cell runs in float32; onnxruntime instead
+    quantizes the activations per step, so results differ by that rounding."""
+    from .rnn import _lstm
+    if len(inputs) < 11 or inputs[8] is None or inputs[10] is None:
+        unsupported("DynamicQuantizeLSTM needs W_scale (input 8) and R_scale (input 10)")
+    w = _dequantized_weight(ctx, inputs[1], inputs[8], inputs[9])
+    r = _dequantized_weight(ctx, inputs[2], inputs[10], inputs[11] if len(inputs) > 11 else None)
+    return _lstm(ctx, [inputs[0], w, r] + list(inputs[3:8]), attrs)
