@@ -8,10 +8,12 @@ their public names are what the package ``__init__`` files re-export). A functio
 with parameters (``self``/``cls``, ``*args``/``**kwargs`` and underscore names aside) must
 name each of them in its docstring (an ``Args:`` section, or prose). A method that overrides
 a documented method of a base class may go without (the base states the contract); a class's
-``__init__`` parameters may be named in the class docstring instead; a parameter a module
-docstring names in double backquotes (a convention of the module, such as a converter's
-``ctx``) counts as named in every function of that module; hypothesis's ``draw`` is not a
-parameter of a ``@composite`` strategy's callers.
+``__init__`` parameters may be named in the class docstring instead; a parameter that the
+module's or its package's docstring names in double backquotes (a convention stated once, such
+as a converter's ``ctx``) counts as named in every function of the module; a docstring that
+says its arguments are "as :func:`other`" (a function or method of the same module) borrows
+the names ``other``'s docstring gives; hypothesis's ``draw`` is not a parameter of a
+``@composite`` strategy's callers.
 """
 
 import ast
@@ -82,12 +84,38 @@ def inherited_doc(cls, name: str) -> bool:
     return False
 
 
+def borrowed(doc: str, qualname: str, docs: dict) -> str:
+    """The docstrings of the functions ``doc`` says its arguments are "as" (``as
+    :func:`other```), looked up in ``docs`` (qualname -> docstring of the same module; a
+    method's sibling methods first)."""
+    owner = qualname.rsplit(".", 1)[0] + "." if "." in qualname else ""
+    names = re.findall(r"as\s+:(?:func|meth):`[~.]?(?:[\w.]*\.)?(\w+)`", doc)
+    return "\n".join(docs.get(owner + n, docs.get(n, "")) for n in names)
+
+
+def definitions(tree):
+    """``(class or None, function)`` for each top-level function and each method of a
+    top-level class in ``tree``."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield None, node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield node, item
+
+
 def problems_of(path: pathlib.Path) -> list:
     """What is undocumented in the module at ``path``: ``module:qualname: what`` lines."""
     name = module_name(path)
     module = importlib.import_module(name)
     tree = ast.parse(path.read_text())
-    conventions = " ".join(re.findall(r"``\w+``", ast.get_docstring(tree) or ""))
+    package = path.parent / "__init__.py"
+    package_doc = ast.get_docstring(ast.parse(package.read_text())) if package.exists() else ""
+    package_doc = package_doc or ""
+    conventions = " ".join(re.findall(r"``\w+``", (ast.get_docstring(tree) or "") + package_doc))
+    docs = {f"{cls.name}.{item.name}" if cls else item.name: ast.get_docstring(item) or ""
+            for cls, item in definitions(tree)}
     found = []
 
     def check_function(node, qualname, cls=None, class_doc=""):
@@ -102,7 +130,8 @@ def problems_of(path: pathlib.Path) -> list:
             return
         if override:
             return
-        missing = unnamed(doc + "\n" + class_doc + "\n" + conventions, parameter_names(node))
+        missing = unnamed("\n".join((doc, class_doc, conventions, borrowed(doc, qualname, docs))),
+                          parameter_names(node))
         if missing:
             found.append(f"{name}:{qualname}: docstring does not name {missing}")
 
@@ -147,4 +176,10 @@ def test_the_checker_sees_missing_docstrings_and_parameters(tmp_path):
     assert unnamed("Args:\n    a: x.\n    b: y.", ["a", "b"]) == []
     assert unnamed("the a.b field", ["b"]) == ["b"]
     strategy = ast.parse("@st.composite\ndef s(draw, n):\n    pass\n").body[0]
+    module = ast.parse('def g(a, b):\n    """Args:\n        a: x.\n        b: y."""\n'
+                       'def h(a, b):\n    """Like g. Arguments as\n    :func:`g`."""\n')
+    docs = {item.name: ast.get_docstring(item) for _, item in definitions(module)}
+    assert unnamed(docs["h"], ["a", "b"]) == ["a", "b"]
+    assert unnamed(borrowed(docs["h"], "h", docs), ["a", "b"]) == []
+    assert borrowed("Arguments as :func:`missing`.", "h", docs) == ""
     assert parameter_names(strategy) == ["n"]

@@ -79,10 +79,7 @@ class Node:
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
         """The node in the text format (with the version header).
 
-        Args:
-            show_meta_data: write the metadata section (large constants) after the program.
-            annotate: None for ``/* ty=... */`` comments after typed expressions, or a callable
-                giving each node's comment (see :func:`irlib.text.printer.astext`).
+        Arguments (``show_meta_data``, ``annotate``) as :func:`irlib.text.printer.astext`.
         """
         return hooks.call("astext", self, show_meta_data=show_meta_data, annotate=annotate)
 

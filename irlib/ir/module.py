@@ -312,10 +312,8 @@ class IRModule:
     def astext(self, show_meta_data: bool = True, annotate=None) -> str:
         """The module in the text format, with the version header.
 
-        Args:
-            show_meta_data: write the metadata section (large constants) after the program.
-            annotate: None for ``/* ty=... */`` comments after typed expressions, or a callable
-                giving each node's comment (see :func:`irlib.text.printer.astext`).
+        Arguments (``show_meta_data``, ``annotate``) as for an expression: see
+        :func:`irlib.text.printer.astext`.
         """
         return hooks.call("astext", self, show_meta_data=show_meta_data, annotate=annotate)
 

@@ -88,9 +88,7 @@ def compiler_begin(data, compiler):
 def compiler_end(data, compiler):
     """End a region for external compiler ``compiler``.
 
-    Args:
-        data: the expression leaving the region.
-        compiler: the external compiler's name.
+    Arguments as :func:`compiler_begin` (``data`` leaves the region).
 
     Returns:
         A Call of ``annotation.compiler_end``.

@@ -304,9 +304,7 @@ def zeros(shape, dtype):
 def ones(shape, dtype):
     """A tensor of ones.
 
-    Args:
-        shape: the result shape.
-        dtype: the result dtype.
+    Arguments as :func:`zeros`.
 
     Returns:
         A Call of ``ones``.

@@ -369,17 +369,8 @@ def _instance_norm_grad(data, gamma, beta, axis=1, epsilon=1e-5, center=True, sc
 
 
 def instance_norm(data, gamma, beta, axis=1, epsilon=1e-5, center=True, scale=True):
-    """Instance normalisation (``relay.nn.instance_norm``); arguments as
-    :func:`group_norm` with one group per channel.
-
-    Args:
-        data: the input tensor.
-        gamma: the per-channel scale.
-        beta: the per-channel offset.
-        axis: the channel axis.
-        epsilon: added to the variance.
-        center: add ``beta``.
-        scale: multiply by ``gamma``.
+    """Instance normalisation (``relay.nn.instance_norm``): :func:`group_norm` with one group
+    per channel. Arguments as :func:`group_norm` (no ``num_groups``).
 
     Returns:
         A Call of ``nn.instance_norm``.

@@ -296,18 +296,8 @@ def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=
 
 def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0),
                     layout="NCHW", out_layout="", ceil_mode=False, count_include_pad=False):
-    """The gradient of :func:`avg_pool2d` with respect to its data.
-
-    Args:
-        out_grad: the adjoint of the pooling's output.
-        data: the pooling's input.
-        pool_size: the window size.
-        strides: the strides.
-        padding: the padding.
-        layout: the data layout.
-        out_layout: the output layout.
-        ceil_mode: the pooling's ceil_mode.
-        count_include_pad: the pooling's count_include_pad.
+    """The gradient of :func:`avg_pool2d` with respect to its data. Arguments as
+    :func:`max_pool2d_grad`, and ``count_include_pad`` as the pooling's.
 
     Returns:
         A Call of ``nn.avg_pool2d_grad``.
@@ -389,10 +379,7 @@ def global_avg_pool2d(data, layout="NCHW", out_layout=""):
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
     """Maximum over the spatial (H, W) axes, keeping them as size 1.
 
-    Args:
-        data: the 4-D input.
-        layout: the data layout.
-        out_layout: the output layout (default: ``layout``).
+    Arguments as :func:`global_avg_pool2d`.
 
     Returns:
         A Call of ``nn.global_max_pool2d``.

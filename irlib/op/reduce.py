@@ -294,12 +294,7 @@ def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=Fal
 def argmin(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
     """Index (int32) of the minimum over ``axis`` (into the flattened reduced axes).
 
-    Args:
-        data: the input tensor.
-        axis: the reduced axes (None: all).
-        keepdims: keep the reduced axes with size 1.
-        exclude: reduce the axes not in ``axis`` instead.
-        select_last_index: on ties, the last index instead of the first.
+    Arguments as :func:`argmax`.
 
     Returns:
         A Call of ``argmin``.

@@ -162,9 +162,7 @@ def broadcast_rel(arg_types, attrs) -> TensorType:
 def broadcast_bool_rel(arg_types, attrs) -> TensorType:
     """Binary broadcasting comparison: result dtype is bool.
 
-    Args:
-        arg_types: the two argument types.
-        attrs: the call's attrs (unused).
+    Arguments as :func:`broadcast_rel`.
     """
     out = broadcast_rel(arg_types, attrs)
     return TensorType(out.shape, "bool")

@@ -266,9 +266,7 @@ def int_value(attr, default=None):
 def float_value(attr, default=None):
     """The value of a ``FloatAttr`` (``default`` for None).
 
-    Args:
-        attr: the attribute, or None.
-        default: the value for None.
+    Arguments as :func:`int_value`.
     """
     if attr is None:
         return default
@@ -279,9 +277,7 @@ def float_value(attr, default=None):
 def str_value(attr, default=None):
     """The value of a ``StringAttr`` or a symbol reference (``default`` for None).
 
-    Args:
-        attr: the attribute, or None.
-        default: the value for None.
+    Arguments as :func:`int_value`.
     """
     if attr is None:
         return default
@@ -295,9 +291,7 @@ def str_value(attr, default=None):
 def bool_value(attr, default=False) -> bool:
     """The value of a ``BoolAttr`` (``default`` for None).
 
-    Args:
-        attr: the attribute, or None.
-        default: the value for None.
+    Arguments as :func:`int_value`.
     """
     if attr is None:
         return default

@@ -16,7 +16,9 @@ Every op is converted by a small function in the converter table (:mod:`.registr
 :func:`supported_ops_table` renders that table as the Markdown of docs/torch.md. A graph
 with unsupported targets raises :class:`TorchOpNotImplemented` listing all of them.
 
-Importing this package imports ``torch``.
+Importing this package imports ``torch``. Every converter and helper in its modules takes
+``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the graph being converted (it
+emits the irlib calls and knows each value's type).
 """
 
 from . import ops_elementwise, ops_nn, ops_shape, ops_index, ops_create, ops_reduce  # noqa: F401

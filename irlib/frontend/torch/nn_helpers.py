@@ -1,9 +1,5 @@
 """Shared building blocks of the torch converters: convolution, pooling, normalisation,
-matrix products and attention as irlib ops (used by function, ATen and module converters).
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+matrix products and attention as irlib ops (used by function, ATen and module converters)."""
 
 from __future__ import annotations
 

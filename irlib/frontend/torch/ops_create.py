@@ -1,9 +1,5 @@
 """Tensor-creation converters: arange, full/zeros/ones/empty (and ``*_like``, ``new_*``),
-``scalar_tensor``, ``tril``/``triu`` masks.
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+``scalar_tensor``, ``tril``/``triu`` masks."""
 
 from __future__ import annotations
 

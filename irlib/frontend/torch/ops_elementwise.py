@@ -1,9 +1,5 @@
 """Elementwise converters: unary math and activations, binary arithmetic and comparisons,
-``where``/``masked_fill``/``clamp``, and the ``operator`` module on tensors and sizes.
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+``where``/``masked_fill``/``clamp``, and the ``operator`` module on tensors and sizes."""
 
 from __future__ import annotations
 

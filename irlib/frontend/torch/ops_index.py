@@ -1,9 +1,5 @@
 """Indexing converters: ``x[...]`` (ints, slices, None, Ellipsis, one index tensor), getitem
-on Python tuples, ``select``/``slice``/``narrow``/``index_select``/``gather``/``index``.
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+on Python tuples, ``select``/``slice``/``narrow``/``index_select``/``gather``/``index``."""
 
 from __future__ import annotations
 

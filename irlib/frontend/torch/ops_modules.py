@@ -1,9 +1,5 @@
 """``call_module`` converters (FX graphs): ``torch.nn`` layers, their weights taken from the
-module (named after its path in the model: ``layer1.0.conv1.weight``).
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+module (named after its path in the model: ``layer1.0.conv1.weight``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """Neural-network converters for functions and ATen ops: convolution, linear/matmul,
-normalisation, softmax, pooling, dropout, embedding, attention, interpolate and pad.
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+normalisation, softmax, pooling, dropout, embedding, attention, interpolate and pad."""
 
 from __future__ import annotations
 

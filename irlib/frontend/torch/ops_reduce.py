@@ -1,9 +1,5 @@
 """Reduction converters: sum, mean, prod, max/min (also with indices), amax/amin,
-argmax/argmin, var/std, any/all, norm.
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+argmax/argmin, var/std, any/all, norm."""
 
 from __future__ import annotations
 

@@ -4,9 +4,6 @@ over the (static) sequence length. Multi-layer and bidirectional; no projections
 The input projection of all time steps is one ``nn.dense``; each step adds the hidden
 projection (another ``nn.dense``) and applies the gates (torch's order: LSTM ``i, f, g, o``,
 GRU ``r, z, n``).
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
 """
 
 from __future__ import annotations

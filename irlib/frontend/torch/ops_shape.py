@@ -1,9 +1,5 @@
 """Shape converters: sizes, view/reshape/flatten, permute/transpose, squeeze/unsqueeze,
-expand/repeat, cat/stack/split/chunk/unbind, dtype casts and the identity-like ops.
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
-"""
+expand/repeat, cat/stack/split/chunk/unbind, dtype casts and the identity-like ops."""
 
 from __future__ import annotations
 

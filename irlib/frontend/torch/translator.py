@@ -6,9 +6,6 @@ through its registered converter, and :func:`build_main` assembles ``main``.
 
 In-place ops (``x.add_(y)``, ``aten.relu_``, ``operator.iadd``) produce a new value; later
 uses of the mutated tensor's node see that value (values are never shared through views).
-
-Every function here takes ``ctx``, the :class:`~irlib.frontend.torch.context.Context` of the
-graph being converted (it emits the irlib calls and knows each value's type).
 """
 
 from __future__ import annotations

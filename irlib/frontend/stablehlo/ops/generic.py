@@ -10,10 +10,6 @@ every operation in it is elementwise (the importer checks only dtypes inside, se
 * ``reduce_window``: the operand padded with the init values (interior padding for base
   dilation), then the body folded over one strided slice per window position, starting from
   the init values (at most :data:`MAX_WINDOW` positions).
-
-Every function here takes ``ctx``, the importer's
-:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
-value's type).
 """
 
 from __future__ import annotations

@@ -16,10 +16,6 @@ included) becomes ``argsort`` of that key, and every operand is reordered by it 
 along the axis); an ascending sort of one operand is ``sort``. Any other elementwise
 comparator (``jnp.lexsort``, ``num_keys > 1``) is applied to every pair of elements: each
 element's position is the number of elements that sort before it.
-
-Every function here takes ``ctx``, the importer's
-:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
-value's type).
 """
 
 from __future__ import annotations

@@ -12,10 +12,6 @@ transposed to ``NC...``/``OI...`` order (a 2-d ``NHWC``/``HWIO`` convolution, JA
 layout, is passed through in that layout), lhs dilation becomes interior padding, negative
 padding a crop, ``feature_group_count`` the ``groups`` attribute, and ``batch_group_count``
 one convolution per batch group whose outputs are concatenated along the features.
-
-Every function here takes ``ctx``, the importer's
-:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
-value's type).
 """
 
 from __future__ import annotations

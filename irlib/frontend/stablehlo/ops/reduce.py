@@ -13,10 +13,6 @@ pool's channel axis. The cumulative-sum window JAX emits for ``jnp.cumsum`` (and
 
 Other elementwise bodies (``lax.cumlogsumexp``, variadic reductions, ``logaddexp``
 reducers, base dilation) go through :mod:`irlib.frontend.stablehlo.ops.generic`.
-
-Every function here takes ``ctx``, the importer's
-:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
-value's type).
 """
 
 from __future__ import annotations

@@ -7,10 +7,6 @@ A run-time start index (``dynamic_slice``, ``dynamic_update_slice``) keeps stati
 types: the slice is a ``take`` of ``start + arange(size)`` per axis (StableHLO clamps the start
 so the slice stays in bounds; so do we), and the update is a ``where`` over a mask of the
 updated window.
-
-Every function here takes ``ctx``, the importer's
-:class:`~irlib.frontend.stablehlo.importer.Context` (it emits the irlib calls and knows each
-value's type).
 """
 
 from __future__ import annotations
