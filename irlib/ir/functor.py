@@ -81,14 +81,10 @@ def children(node) -> tuple:
     kind = type(node)
     if kind in _LEAVES:
         return ()
-    if kind is E.Call:
-        return (node.op,) + node.args
+    if kind in _OPERANDS_ONLY:
+        return operands(node)
     if kind is E.Let:
         return (node.var, node.value, node.body)
-    if kind is E.Tuple:
-        return node.fields
-    if kind is E.TupleGetItem:
-        return (node.tuple_value,)
     if kind is E.Function:
         return node.params + (node.body,)
     if kind is E.If:
@@ -99,16 +95,12 @@ def children(node) -> tuple:
             items.extend(pattern_vars(clause.lhs))
             items.append(clause.rhs)
         return tuple(items)
-    if kind is E.RefCreate:
-        return (node.value,)
-    if kind is E.RefRead:
-        return (node.ref,)
-    if kind is E.RefWrite:
-        return (node.ref, node.value)
     raise IRError(f"unknown expression node type {kind.__name__}")
 
 
 _LEAVES = frozenset({E.Var, E.GlobalVar, E.Constant, E.Op, E.Constructor})
+_OPERANDS_ONLY = frozenset({E.Call, E.Tuple, E.TupleGetItem, E.RefCreate, E.RefRead, E.RefWrite})
+"""Kinds whose children are exactly their :func:`operands` (no scopes, no branches)."""
 
 
 def operands(node) -> tuple:
