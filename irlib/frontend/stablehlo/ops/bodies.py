@@ -24,6 +24,18 @@ def _returned(block):
     return list(ops[-1].operands), ops
 
 
+def _body(region):
+    """``(returned values, operations, block arguments)`` of a one-block region ending in a
+    return, or None for any other region."""
+    block = _block(region)
+    if block is None:
+        return None
+    results, ops = _returned(block)
+    if results is None:
+        return None
+    return results, ops, list(block.arguments)
+
+
 def _producer(value):
     result = cast(value, "OpResult")
     if result is None:
@@ -40,12 +52,11 @@ def pairwise_kinds(region, count: int):
         region: the reducer's region.
         count: the number of operands.
     """
-    block = _block(region)
-    if block is None:
+    body = _body(region)
+    if body is None:
         return None
-    results, _ = _returned(block)
-    args = list(block.arguments)
-    if results is None or len(results) != count or len(args) != 2 * count:
+    results, _, args = body
+    if len(results) != count or len(args) != 2 * count:
         return None
     kinds = []
     for index, value in enumerate(results):
@@ -65,13 +76,11 @@ def is_update_body(region) -> bool:
     Args:
         region: the scatter's region.
     """
-    block = _block(region)
-    if block is None:
+    body = _body(region)
+    if body is None:
         return False
-    results, _ = _returned(block)
-    args = list(block.arguments)
-    return results is not None and len(results) == 1 and len(args) == 2 and \
-        results[0] == args[1]
+    results, _, args = body
+    return len(results) == 1 and len(args) == 2 and results[0] == args[1]
 
 
 def _arg_index(args, value):
@@ -105,18 +114,15 @@ def comparison(region):
     Args:
         region: the comparator's region.
     """
-    block = _block(region)
-    if block is None:
+    body = _body(region)
+    if body is None or len(body[0]) != 1:
         return None
-    results, _ = _returned(block)
-    if results is None or len(results) != 1:
-        return None
+    results, _, args = body
     producer = _producer(results[0])
     if producer is None or producer.name != "stablehlo.compare":
         return None
     direction = enum_value(attributes(producer)["comparison_direction"],
                            "ComparisonDirectionAttr")
-    args = list(block.arguments)
     lhs, rhs = (_sources(args, v) for v in producer.operands)
     if len(lhs) != 1 or len(rhs) != 1:
         return None
@@ -131,12 +137,11 @@ def arg_reducer(region):
     Args:
         region: the reducer's region.
     """
-    block = _block(region)
-    if block is None:
+    body = _body(region)
+    if body is None:
         return None
-    results, ops = _returned(block)
-    args = list(block.arguments)
-    if results is None or len(results) != 2 or len(args) != 4:
+    results, ops, args = body
+    if len(results) != 2 or len(args) != 4:
         return None
     select = _producer(results[0])
     if select is None or select.name != "stablehlo.select":
