@@ -133,6 +133,15 @@ class ControlSteps:
                           TensorType((), "bool"), (0.0, 1.0),
                           lambda env: op.numpy_fn(value_of(lhs, env), value_of(rhs, env)))
 
+    def _function_of_an_operand(self, scope: Scope, captures: bool):
+        """``(operand, function)``: a drawn visible numeric operand and a generated function of
+        one parameter of its type and interval; None when no numeric operand is visible."""
+        args = scope.tensors(numeric=True)
+        if not args:
+            return None
+        arg = self.choose(args)
+        return arg, self.make_function(scope, [arg.ty], [arg.bounds], captures=captures)
+
     def step_lambda(self, scope: Scope):
         """A let-bound closure of one tensor parameter (it may capture the scope's operands),
         applied to a visible operand; None when there is none.
@@ -140,11 +149,10 @@ class ControlSteps:
         Args:
             scope: the current scope.
         """
-        args = scope.tensors(numeric=True)
-        if not args:
+        made = self._function_of_an_operand(scope, captures=True)
+        if made is None:
             return None
-        arg = self.choose(args)
-        function = self.make_function(scope, [arg.ty], [arg.bounds])
+        arg, function = made
         bound = self.maybe_bind(scope, function, force=True)
         scope.entries.append(bound)
         return self.apply_function(bound, [arg])
@@ -185,11 +193,10 @@ class ControlSteps:
         Args:
             scope: the current scope.
         """
-        args = scope.tensors(numeric=True)
-        if not args:
+        made = self._function_of_an_operand(scope, captures=False)
+        if made is None:
             return None
-        arg = self.choose(args)
-        function = self.make_function(scope, [arg.ty], [arg.bounds], captures=False)
+        arg, function = made
         gvar = E.GlobalVar(self.fresh("g"))
         self.globals[gvar] = function.expr
         closure = value_of(function, {})
