@@ -45,7 +45,7 @@ from irlib.ir.types import TensorType, TupleType
 
 from .dim_source import SIZE_PREFIX, dim_source, function_size_names, is_symbolic_shape
 from .generator import Unsupported, generate
-from .scalar_ops import FLOAT_DTYPES, supported
+from .scalar_ops import FLOAT_DTYPES, constant_take_index, supported
 
 __all__ = ["compile_primitive", "FusedKernel", "cache_dir"]
 
@@ -306,6 +306,9 @@ class _Group:
                     self.inputs[param] = name
                     self.slot_of[param] = len(self.arg_names) - 1
         self.nodes = _nodes(func.body)
+        take_indices = {id(n.args[1]) for n in self.nodes            # inlined takes' indices
+                        if isinstance(n, E.Call) and isinstance(n.op, E.Op)
+                        and n.op.name == "take" and constant_take_index(n) is not None}
         params = set(func.params)
         self.anchors = []
         for node in self.nodes:
@@ -325,13 +328,15 @@ class _Group:
             if isinstance(node, E.Call):
                 if not isinstance(node.op, E.Op):
                     raise Unsupported("call of a non-op")
-                if not (supported(node.op.name) or node.op.name == "split"):
+                if not (supported(node.op.name) or node.op.name == "split") or \
+                        (node.op.name == "take" and constant_take_index(node) is None):
                     self.anchors.append(node)
                 if isinstance(ty, TensorType) and ty.dtype not in FLOAT_DTYPES \
                         and ty.dtype != "bool":
                     raise Unsupported(f"dtype {ty.dtype}")
             elif isinstance(node, E.Constant):
-                if node.data.numpy().dtype.name not in FLOAT_DTYPES | {"bool"}:
+                if node.data.numpy().dtype.name not in FLOAT_DTYPES | {"bool"} \
+                        and id(node) not in take_indices:
                     raise Unsupported("non-float constant")
         for node in self.nodes:             # tuple params may only be projected
             if isinstance(node, (E.Call, E.Tuple)):

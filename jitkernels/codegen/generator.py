@@ -37,7 +37,7 @@ from irlib.ir.dims import AnyDim, DimExpr
 from irlib.ir.types import TensorType
 
 from .dim_source import SIZE_PREFIX, dim_source
-from .scalar_ops import RULES, literal
+from .scalar_ops import RULES, constant_take_index, literal
 
 
 class Unsupported(Exception):
@@ -216,6 +216,25 @@ class _Emitter:
         return [(node.args[0], index[:axis] + index[axis + node.attrs["num_newaxis"]:])]
 
     @staticmethod
+    def index_stack(node, index: list) -> list:
+        """``stack``: every field at the output index without the stacked axis."""
+        fields = node.args[0]
+        if not isinstance(fields, E.Tuple):
+            raise Unsupported("stack of a non-literal tuple")
+        axis = int(node.attrs["axis"]) % len(index)
+        return [(field, index[:axis] + index[axis + 1:]) for field in fields.fields]
+
+    @staticmethod
+    def index_take(node, index: list) -> list:
+        """``take`` of a constant scalar index: the data at the index with that index
+        inserted on the axis."""
+        k = constant_take_index(node)
+        if k is None:
+            raise Unsupported("take of a run-time or array index")
+        axis = int(node.attrs["axis"]) % (len(index) + 1)
+        return [(node.args[0], index[:axis] + [str(k)] + index[axis:])]
+
+    @staticmethod
     def index_transpose(node, index: list) -> list:
         """``transpose``: the output index permuted back."""
         axes = node.attrs["axes"] or tuple(reversed(range(len(index))))
@@ -358,6 +377,15 @@ class _Emitter:
         if rule.float_result and dtype in ("float32", "float64"):
             text = f"np.{dtype}({text})"
         return self.new_local(text)
+
+    @staticmethod
+    def combine_stack(node, index: list, values: list) -> str:
+        """``stack``: the value of the field the index picks on the stacked axis."""
+        axis = int(node.attrs["axis"]) % len(index)
+        text = values[-1]
+        for position in reversed(range(len(values) - 1)):
+            text = f"({values[position]} if {index[axis]} == {position} else {text})"
+        return text
 
     @staticmethod
     def combine_concatenate(node, index: list, values: list) -> str:

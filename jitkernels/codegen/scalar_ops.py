@@ -85,6 +85,9 @@ RULES = {
     "transpose": OpRule("transpose"),
     "layout_transform": OpRule("layout_transform"),
     "concatenate": OpRule("concatenate", combine="concatenate"),
+    "stack": OpRule("stack", combine="stack"),
+    # take of a constant scalar index (other takes stay anchors: see constant_take_index)
+    "take": OpRule("take"),
 }
 """Op name -> :class:`OpRule`: every op the generator inlines."""
 
@@ -92,8 +95,41 @@ FLOAT_DTYPES = frozenset({"float32", "float64"})
 
 
 def supported(op_name: str) -> bool:
-    """Whether the generator can inline ``op_name``."""
+    """Whether the generator can inline ``op_name`` (``take`` only where
+    :func:`constant_take_index` gives an index)."""
     return op_name in RULES
+
+
+def constant_take_index(node):
+    """The source index a ``take`` call reads along its axis, when it is inlinable: a
+    constant scalar index (mode applied as the reference does), no batch dims, a static
+    axis length; else None (the take then runs on its kernel as an anchor).
+
+    Args:
+        node: the ``take`` call.
+    """
+    import numpy as np
+    from irlib.ir import expr as E
+    data, indices = node.args
+    attrs = node.attrs
+    if not isinstance(indices, E.Constant) or attrs.get("batch_dims", 0) \
+            or attrs.get("axis") is None:
+        return None
+    value = indices.data.numpy()
+    shape = getattr(data._checked_type, "shape", None)
+    if value.ndim != 0 or value.dtype.kind not in "iu" or not shape:
+        return None
+    size = shape[int(attrs["axis"]) % len(shape)]
+    if not isinstance(size, (int, np.integer)) or size <= 0:
+        return None
+    k, size, mode = int(value), int(size), attrs.get("mode", "clip")
+    if mode == "wrap":
+        k = k % size
+    elif mode == "clip":
+        k = min(max(k, 0), size - 1)
+    elif k < 0:                         # "fast": numpy's negative indexing, as the reference
+        k += size
+    return k if 0 <= k < size else None
 
 
 def literal(value: float, dtype: str) -> str:
