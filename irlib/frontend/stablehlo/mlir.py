@@ -257,10 +257,16 @@ def int_value(attr, default=None):
         attr: the attribute, or None.
         default: the value for None.
     """
+    return _plain_value(attr, default, "IntegerAttr", int)
+
+
+def _plain_value(attr, default, kind: str, convert):
+    """``convert`` of the value of ``attr`` read as an attribute of class ``kind``, or
+    ``default`` when ``attr`` is None."""
     if attr is None:
         return default
     ir, _ = bindings()
-    return int(ir.IntegerAttr(attr).value)
+    return convert(getattr(ir, kind)(attr).value)
 
 
 def float_value(attr, default=None):
@@ -268,10 +274,7 @@ def float_value(attr, default=None):
 
     Arguments as :func:`int_value`.
     """
-    if attr is None:
-        return default
-    ir, _ = bindings()
-    return float(ir.FloatAttr(attr).value)
+    return _plain_value(attr, default, "FloatAttr", float)
 
 
 def str_value(attr, default=None):
@@ -293,10 +296,7 @@ def bool_value(attr, default=False) -> bool:
 
     Arguments as :func:`int_value`.
     """
-    if attr is None:
-        return default
-    ir, _ = bindings()
-    return bool(ir.BoolAttr(attr).value)
+    return _plain_value(attr, default, "BoolAttr", bool)
 
 
 def enum_value(attr, kind: str) -> str:
