@@ -70,12 +70,7 @@ def dims_differ(a, b) -> bool:
 
 
 def dims_equal(a, b) -> bool:
-    """True when two dims are provably equal (or one of them is Any).
-
-    Args:
-        a: one dim.
-        b: the other.
-    """
+    """True when the dims ``a`` and ``b`` are provably equal (or one of them is Any)."""
     if isinstance(a, AnyDim) or isinstance(b, AnyDim):
         return True
     return a == b

@@ -143,12 +143,8 @@ class ControlSteps:
         return arg, self.make_function(scope, [arg.ty], [arg.bounds], captures=captures)
 
     def step_lambda(self, scope: Scope):
-        """A let-bound closure of one tensor parameter (it may capture the scope's operands),
-        applied to a visible operand; None when there is none.
-
-        Args:
-            scope: the current scope.
-        """
+        """A let-bound closure of one tensor parameter (it may capture the operands of
+        ``scope``, the current scope), applied to a visible operand; None when there is none."""
         made = self._function_of_an_operand(scope, captures=True)
         if made is None:
             return None
@@ -187,12 +183,8 @@ class ControlSteps:
         return self.apply_function(bound, [function, arg])
 
     def step_global(self, scope: Scope):
-        """A new global function of one tensor parameter (no captures), called on a visible
-        operand; None when there is none.
-
-        Args:
-            scope: the current scope.
-        """
+        """A new global function of one tensor parameter (no captures), called on an operand
+        visible in ``scope`` (the current scope); None when there is none."""
         made = self._function_of_an_operand(scope, captures=False)
         if made is None:
             return None

@@ -71,11 +71,7 @@ def pairwise_kinds(region, count: int):
 
 
 def is_update_body(region) -> bool:
-    """Whether a scatter body returns its second argument (a plain overwrite).
-
-    Args:
-        region: the scatter's region.
-    """
+    """Whether the scatter body ``region`` returns its second argument (a plain overwrite)."""
     body = _body(region)
     if body is None:
         return False
@@ -130,13 +126,9 @@ def comparison(region):
 
 
 def arg_reducer(region):
-    """For JAX's argmax/argmin reducer over ``(values, indices)`` (block arguments ``v_acc,
-    i_acc, v_x, i_x``): ``"max"`` or ``"min"``, from the compare of the two values that picks
-    the value result; None for other bodies.
-
-    Args:
-        region: the reducer's region.
-    """
+    """For ``region``, JAX's argmax/argmin reducer over ``(values, indices)`` (block arguments
+    ``v_acc, i_acc, v_x, i_x``): ``"max"`` or ``"min"``, from the compare of the two values
+    that picks the value result; None for other bodies."""
     body = _body(region)
     if body is None:
         return None
