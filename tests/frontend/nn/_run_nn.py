@@ -20,6 +20,31 @@ class Apply(nn.Module):
         return self.fn(*[t for t in (a, b, c, d) if t is not None])
 
 
+def subroutine_chain(size: int) -> nn.Module:
+    """A model whose forward applies two ``Block`` layers in turn, each a subroutine
+    (``define_subroutine``) multiplying by its own ``(size, size)`` weight."""
+
+    class Block(nn.Module, nn.SubroutineMixin):
+        define_subroutine = True
+
+        def __init__(self):
+            self.weight = nn.Parameter((size, size))
+
+        def forward(self, x):
+            return nn.op.matmul(x, self.weight)
+
+    class Model(nn.Module):
+        def __init__(self):
+            self.blocks = nn.ModuleList([Block(), Block()])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    return Model()
+
+
 def export(model, *specs):
     """``model.export_tvm`` with ``forward``'s inputs given as ``(shape, dtype)`` pairs."""
     names = list(inspect.signature(model.forward).parameters)

@@ -9,6 +9,8 @@ from irlib.frontend import nn
 from irlib.frontend.nn import op, spec
 from irlib.ir.dims import DimExpr, size_var
 
+from ._run_nn import subroutine_chain
+
 torch = pytest.importorskip("torch")
 
 
@@ -223,25 +225,7 @@ def test_op_errors_name_the_module_path():
 
 
 def test_subroutine_layers_share_one_function():
-    class Block(nn.Module, nn.SubroutineMixin):
-        define_subroutine = True
-
-        def __init__(self):
-            self.weight = nn.Parameter((4, 4))
-
-        def forward(self, x):
-            return op.matmul(x, self.weight)
-
-    class Model(nn.Module):
-        def __init__(self):
-            self.blocks = nn.ModuleList([Block(), Block()])
-
-        def forward(self, x):
-            for block in self.blocks:
-                x = block(x)
-            return x
-
-    model = Model()
+    model = subroutine_chain(4)
     _random_params(model)
     mod, params = model.export_tvm({"forward": {"x": spec.Tensor([2, 4], "float32")}})
     assert sorted(gv.name_hint for gv in mod.get_global_vars()) == ["block", "forward"]

@@ -13,6 +13,8 @@ from irlib.frontend.nn import op, spec
 from irlib.frontend.nn.jit import JitError
 from irlib.testing.budget import examples
 
+from ._run_nn import subroutine_chain
+
 torch = pytest.importorskip("torch")
 
 
@@ -204,25 +206,7 @@ def test_int_arguments_and_interp_cpu_device():
 
 
 def test_subroutines_fall_back_to_the_interpreter():
-    class Block(nn.Module, nn.SubroutineMixin):
-        define_subroutine = True
-
-        def __init__(self):
-            self.weight = nn.Parameter((3, 3))
-
-        def forward(self, x):
-            return op.matmul(x, self.weight)
-
-    class Model(nn.Module):
-        def __init__(self):
-            self.blocks = nn.ModuleList([Block(), Block()])
-
-        def forward(self, x):
-            for block in self.blocks:
-                x = block(x)
-            return x
-
-    model = Model()
+    model = subroutine_chain(3)
     weights = [np.arange(9, dtype="float32").reshape(3, 3) + i for i in range(2)]
     for block, weight in zip(model.blocks, weights):
         block.weight.data = weight
