@@ -155,9 +155,14 @@ def _max_pool2d_grad_ref(out_grad, data, **attrs):
     n_index = np.arange(batch)[:, None, None, None]
     c_index = np.arange(channels)[None, :, None, None]
     np.add.at(result, (n_index, c_index, rows, cols), grad_nchw)
-    result = result[:, :, pads[0]:pads[0] + data_nchw.shape[2],
-                    pads[1]:pads[1] + data_nchw.shape[3]]
-    return (from_canonical(np.ascontiguousarray(result), "NCHW", layout),)
+    return (_unpadded(result, pads, data_nchw.shape, layout),)
+
+
+def _unpadded(grad_padded, pads, data_shape, layout):
+    """The gradient with respect to the padded NCHW data, cropped to the data (``pads``: the
+    top and left padding) and put back in ``layout``."""
+    cropped = grad_padded[:, :, pads[0]:pads[0] + data_shape[2], pads[1]:pads[1] + data_shape[3]]
+    return from_canonical(np.ascontiguousarray(cropped), "NCHW", layout)
 
 
 _MAX_POOL2D_GRAD = register_op("nn.max_pool2d_grad", ("out_grad", "data"),
@@ -258,9 +263,7 @@ def _avg_pool2d_grad_ref(out_grad, data, **attrs):
             cols = slice(j * dilation[1], j * dilation[1] + strides[1] * (out_w - 1) + 1,
                          strides[1])
             result[:, :, rows, cols] += share
-    result = result[:, :, pads[0]:pads[0] + data_nchw.shape[2],
-                    pads[1]:pads[1] + data_nchw.shape[3]]
-    return (from_canonical(np.ascontiguousarray(result), "NCHW", layout),)
+    return (_unpadded(result, pads, data_nchw.shape, layout),)
 
 
 _AVG_POOL2D_GRAD = register_op("nn.avg_pool2d_grad", ("out_grad", "data"),
