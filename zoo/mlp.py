@@ -36,11 +36,7 @@ def get_net(batch_size, num_classes=10, image_shape=(1, 28, 28), dtype="float32"
 def get_workload(batch_size, num_classes=10, image_shape=(1, 28, 28), dtype="float32"):
     """The multilayer perceptron and initialised parameters.
 
-    Args:
-        batch_size: the batch size.
-        num_classes: number of classes.
-        image_shape: the input image shape (C, H, W).
-        dtype: the data type.
+    Arguments as :func:`get_net`.
 
     Returns:
         ``(mod, params)`` as :func:`zoo.create_workload`.
