@@ -11,6 +11,7 @@ lists of the nodes that touch it.
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 
@@ -356,8 +357,34 @@ class GraphRuntime:
             else:
                 self.set_input(index, value)
         self.run()
+        return self._output_copies(outputs)
+
+    def _output_copies(self, outputs) -> list:
+        """New arrays holding the outputs' values; an array this method returned last time
+        is written again instead when nothing but this runtime refers to it any more (the
+        caller dropped it, no view of it exists): allocating and freeing a large output per
+        call costs page faults (a GPT-2 step's two 786 KB KV caches: ~0.8 ms a call)."""
         entries = self.entries
-        return [entries[entry].copy() for entry in outputs]
+        previous = getattr(self, "_returned", None)
+        if previous is None or len(previous) != len(outputs):
+            previous = [None] * len(outputs)
+        result = []
+        for k, entry in enumerate(outputs):
+            source = entries[entry]
+            old = previous[k]
+            previous[k] = None
+            # 2 references: ``old`` and getrefcount's argument; any other holder (the
+            # caller, a view's base) keeps the array out of reuse.
+            if old is not None and sys.getrefcount(old) == 2 and old.shape == source.shape \
+                    and old.dtype == source.dtype and old.flags.writeable \
+                    and old.flags.c_contiguous:
+                np.copyto(old, source)
+                result.append(old)
+            else:
+                result.append(source.copy())
+            del old
+        self._returned = list(result)
+        return result
 
     # -- running ------------------------------------------------------------------------------
     def run(self) -> None:
