@@ -32,6 +32,7 @@ from .attrs import Attrs
 from .dims import AnyDim, DimExpr, format_dim
 from .functor import pattern_children, pattern_vars, post_order
 from .module import IRModule
+from .type_functor import type_children
 
 _STRINGS: dict = {}
 
@@ -350,19 +351,14 @@ class Hasher:
 
 
 def _type_kids(ty) -> tuple:
-    if isinstance(ty, T.TupleType):
-        return ty.fields
+    """The sub-types a type's hash mixes in: :func:`type_children`, except that a function
+    type's type parameters are bound by position beforehand (so left out) and its constraints
+    are in, and a type definition's constructor inputs are in."""
     if isinstance(ty, T.FuncType):
         return ty.arg_types + (ty.ret_type,) + ty.type_constraints
-    if isinstance(ty, T.TypeCall):
-        return (ty.func,) + ty.args
-    if isinstance(ty, T.RefType):
-        return (ty.value,)
-    if isinstance(ty, T.TypeRelation):
-        return ty.args
     if isinstance(ty, T.TypeData):
         return tuple(t for ctor in ty.constructors for t in ctor.inputs)
-    return ()
+    return type_children(ty)
 
 
 def _dim_hash(dim) -> int:
