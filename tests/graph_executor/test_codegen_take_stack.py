@@ -70,3 +70,28 @@ def test_take_of_a_run_time_index_stays_an_anchor():
     value = np.arange(15, dtype="float32").reshape(5, 3) / 10
     indices = np.array([4, 1], "int64")
     np.testing.assert_allclose(run(value, indices), np.exp(value[indices]), rtol=1e-6)
+
+
+@settings(max_examples=6, deadline=None)
+@given(rows=st.integers(1, 3), depth=st.integers(1, 70), units=st.integers(1, 300))
+def test_a_lone_small_dense_is_generated_code(rows, depth, units):
+    """A group that is only a small static nn.dense (an LSTM step's h @ R^T) runs inline in
+    generated code; a big one keeps the BLAS kernel."""
+    x = irlib.var("x", shape=(rows, depth))
+    w = irlib.var("w", shape=(units, depth))
+    factory, run = _build([x, w], irlib.nn.dense(x, w))
+    assert set(factory.lib.report()["functions"].values()) == {"codegen"}
+    rng = np.random.default_rng(depth)
+    xv = rng.standard_normal((rows, depth)).astype("float32")
+    wv = rng.standard_normal((units, depth)).astype("float32")
+    np.testing.assert_allclose(run(xv, wv), xv @ wv.T, rtol=1e-4, atol=1e-4)
+
+
+def test_a_lone_big_dense_keeps_its_kernel():
+    x = irlib.var("x", shape=(64, 256))
+    w = irlib.var("w", shape=(256, 256))
+    factory, run = _build([x, w], irlib.nn.dense(x, w))
+    assert set(factory.lib.report()["functions"].values()) == {"kernels"}
+    xv = np.ones((64, 256), "float32")
+    wv = np.full((256, 256), 0.5, "float32")
+    np.testing.assert_allclose(run(xv, wv), np.full((64, 256), 128.0), rtol=1e-6)
