@@ -11,7 +11,8 @@ import numpy as np
 
 import irlib
 
-__all__ = ["run", "to_numpy", "assert_close", "tvar", "assert_rewrites", "make_list_module"]
+__all__ = ["run", "to_numpy", "assert_close", "tvar", "assert_rewrites", "make_list_module",
+           "let_chain_function"]
 
 
 def run(mod, *args, kind: str = "debug"):
@@ -74,6 +75,27 @@ def assert_rewrites(transform, before: str, after: str):
     assert structural_equal(out, expected, map_free_vars=True), (
         f"the pass gave\n{out}\nbut the test expects\n{expected}")
     return out
+
+
+def let_chain_function(depth: int, step, first=None):
+    """``fn (%first) { let %v1 = step(%first); let %v2 = step(%v1); ...; %v<depth> }``, built
+    without recursion: the long programs the no-recursion tests run passes over.
+
+    Args:
+        depth: the number of lets.
+        step: ``previous variable -> bound value``.
+        first: the parameter (default ``%x: Tensor[(2,), float32]``).
+    """
+    first = irlib.var("x", shape=(2,)) if first is None else first
+    current, bindings = first, []
+    for index in range(depth):
+        bound = irlib.var(f"v{index + 1}")
+        bindings.append((bound, step(current)))
+        current = bound
+    body = current
+    for bound, value in reversed(bindings):
+        body = irlib.Let(bound, value, body)
+    return irlib.Function([first], body)
 
 
 def make_list_module():

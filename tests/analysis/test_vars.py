@@ -8,6 +8,7 @@ from irlib import (Call, Clause, Constructor, FuncType, Function, GlobalTypeVar,
                    TupleType, TypeCall, TypeData, TypeVar, analysis, const, var)
 from irlib.ir import expr as E
 from irlib.testing import strategies as irst
+from helpers import let_chain_function
 
 F32 = TensorType((), "float32")
 
@@ -68,10 +69,7 @@ def test_free_and_bound_partition_all_vars(program):
 
 def test_free_vars_of_a_hundred_thousand_deep_let_chain():
     first = var("v0")
-    variables = [first] + [var(f"v{i + 1}") for i in range(100_000)]
-    body = variables[-1]
-    for i in reversed(range(100_000)):
-        body = Let(variables[i + 1], Tuple([variables[i]]), body)
+    body = let_chain_function(100_000, lambda previous: Tuple([previous]), first=first).body
     assert analysis.free_vars(body) == [first]
     assert len(analysis.bound_vars(body)) == 100_000
 

@@ -15,6 +15,7 @@ from irlib.ir import expr as E
 from irlib.ir import functor
 from irlib.ir.functor import ExprFunctor, ExprMutator, ExprVisitor, children, rebuild
 from irlib.testing import strategies as irst
+from helpers import let_chain_function
 
 F32 = TensorType((), "float32")
 ALL_KINDS = {"var", "global_var", "constant", "tuple", "tuple_get_item", "call", "let", "if",
@@ -206,11 +207,7 @@ def test_memoisation_keeps_a_doubling_dag_linear():
 
 
 def deep_let_chain(depth):
-    variables = [var("v0", F32)] + [var(f"v{i + 1}") for i in range(depth)]
-    body = variables[-1]
-    for i in reversed(range(depth)):
-        body = Let(variables[i + 1], Tuple([variables[i]]), body)
-    return Function([variables[0]], body)
+    return let_chain_function(depth, lambda previous: Tuple([previous]), first=var("v0", F32))
 
 
 def test_hundred_thousand_deep_let_chain_is_visited_and_mutated():

@@ -15,7 +15,7 @@ from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.transform import (DeadCodeElimination, InferType, PartialEvaluate, Sequential,
                              partial_evaluate)
-from helpers import run, to_numpy as plain, assert_close
+from helpers import let_chain_function, run, to_numpy as plain, assert_close
 
 F32 = TensorType((), "float32")
 PE_DCE = Sequential([PartialEvaluate(), DeadCodeElimination(inline_once=True)])
@@ -214,16 +214,8 @@ def test_loop_on_a_known_counter_moving_to_zero_unrolls_fully():
 
 def test_long_chain_without_recursion_error():
     """About 100,000 nodes, half of them folded."""
-    x = var("x", shape=(2,))
-    current, bindings = x, []
-    for index in range(25_000):
-        v = var(f"v{index}")
-        bindings.append((v, current + (const(1.0) * const(2.0))))
-        current = v
-    body = current
-    for v, value in reversed(bindings):
-        body = Let(v, value, body)
-    out = partial_evaluate(Function([x], body))
+    out = partial_evaluate(let_chain_function(
+        25_000, lambda previous: previous + (const(1.0) * const(2.0))))
     assert isinstance(out, Function)
     assert count_ops(out) == {"add": 25_000}
 

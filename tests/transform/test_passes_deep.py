@@ -4,26 +4,17 @@ import numpy as np
 import pytest
 
 import irlib
-from irlib import Function, Let, const, var
+from irlib import Function, const, var
 from irlib.transform import (DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
                              Inline, LambdaLift, RemoveUnusedFunctions, ToANormalForm,
                              ToGraphNormalForm, gradient)
+from helpers import let_chain_function
 
 DEPTH = 100_000
 
 
 def deep_let_chain(depth=DEPTH):
-    x = var("x", shape=(2,))
-    current = x
-    bindings = []
-    for index in range(depth):
-        v = var(f"v{index}")
-        bindings.append((v, current + const(1.0)))
-        current = v
-    body = current
-    for v, value in reversed(bindings):
-        body = Let(v, value, body)
-    return Function([x], body)
+    return let_chain_function(depth, lambda previous: previous + const(1.0))
 
 
 def deep_call_nest(depth=DEPTH):

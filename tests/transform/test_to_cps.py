@@ -15,7 +15,7 @@ from irlib.testing import strategies as irst
 from irlib.testing.budget import examples
 from irlib.transform import InferType, ToCPS, to_cps, un_cps
 from irlib.typeinf import infer_expr
-from helpers import run, to_numpy as plain, assert_close
+from helpers import let_chain_function, run, to_numpy as plain, assert_close
 
 F32 = TensorType((), "float32")
 
@@ -180,16 +180,7 @@ def test_pass_then_un_cps_preserves_meaning(program, data):
 
 def test_long_let_chain_without_recursion_error():
     """About 100,000 nodes (three per binding)."""
-    x = var("x", shape=(2,))
-    current, bindings = x, []
-    for index in range(34_000):
-        v = var(f"v{index}")
-        bindings.append((v, current + const(1.0)))
-        current = v
-    body = current
-    for v, value in reversed(bindings):
-        body = Let(v, value, body)
-    out = to_cps(Function([x], body))
+    out = to_cps(let_chain_function(34_000, lambda previous: previous + const(1.0)))
     assert isinstance(out, Function)
 
 
