@@ -157,6 +157,28 @@ def check_gradient(builder, inputs, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0, **at
 RNG = np.random.default_rng(1234)
 
 
+def pair(value):
+    """An int or a 1/2-sequence as a pair (what the 2-D op builders accept)."""
+    return (value, value) if isinstance(value, int) else tuple(value) * (2 // len(value))
+
+
+def pads4(padding):
+    """1, 2 or 4 padding amounts as ``[top, left, bottom, right]``."""
+    padding = (padding,) if isinstance(padding, int) else tuple(padding)
+    return list(padding) * (4 // len(padding))
+
+
+def pool_out_hw(h, w, pads, pool_size, strides, dilation, ceil_mode):
+    """The ``(out_h, out_w)`` of a 2-D pooling window (Relay's rule, written out here as the
+    oracle's: ``ceil_mode`` adds ``stride - 1`` before the floor division)."""
+    extra = [s - 1 if ceil_mode else 0 for s in strides]
+    oh = (h + pads[0] + pads[2] - dilation[0] * (pool_size[0] - 1) - 1 + extra[0]) \
+        // strides[0] + 1
+    ow = (w + pads[1] + pads[3] - dilation[1] * (pool_size[1] - 1) - 1 + extra[1]) \
+        // strides[1] + 1
+    return oh, ow
+
+
 def rand(shape, dtype="float32", low=-2.0, high=2.0):
     if dtype == "bool":
         return RNG.random(shape) > 0.5

@@ -11,26 +11,18 @@ import irlib
 from irlib import TensorType, TupleType, size_var
 from irlib.errors import TypeInferenceError
 
-from op_test_helpers import OpRecord, check_gradient, check_record, rand, type_of
-
-
-def _pair(value):
-    return (value, value) if isinstance(value, int) else tuple(value) * (2 // len(value))
+from op_test_helpers import (OpRecord, check_gradient, check_record, pads4, pair as _pair,
+                             pool_out_hw, rand, type_of)
 
 
 def avg_pool_loops(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0),
                    layout="NCHW", ceil_mode=False, count_include_pad=False, **_):
     pool_size, strides, dilation = _pair(pool_size), _pair(strides), _pair(dilation)
-    padding = (padding,) if isinstance(padding, int) else tuple(padding)
-    pads = list(padding) * (4 // len(padding))
+    pads = pads4(padding)
     if layout == "NHWC":
         data = data.transpose(0, 3, 1, 2)
     n, c, h, w = data.shape
-    extra = [s - 1 if ceil_mode else 0 for s in strides]
-    oh = ((h + pads[0] + pads[2] - dilation[0] * (pool_size[0] - 1) - 1 + extra[0])
-          // strides[0] + 1)
-    ow = ((w + pads[1] + pads[3] - dilation[1] * (pool_size[1] - 1) - 1 + extra[1])
-          // strides[1] + 1)
+    oh, ow = pool_out_hw(h, w, pads, pool_size, strides, dilation, ceil_mode)
     out = np.zeros((n, c, oh, ow))
     for b, ch, y, x in itertools.product(range(n), range(c), range(oh), range(ow)):
         total, count = 0.0, 0

@@ -11,7 +11,8 @@ import pytest
 
 import irlib
 
-from op_test_helpers import OpRecord, check_record, positive, rand
+from op_test_helpers import (OpRecord, check_record, pads4 as _pads, pair as _pair, pool_out_hw,
+                             positive, rand)
 
 # -- oracles ---------------------------------------------------------------------------------
 
@@ -54,15 +55,6 @@ def concatenate_oracle(fields, axis):
 def dense_oracle(data, weight, units=None, out_dtype=""):
     out = np.einsum("...k,uk->...u", data.astype("float64"), weight.astype("float64"))
     return out.astype(out_dtype or data.dtype)
-
-
-def _pair(value):
-    return (value, value) if isinstance(value, int) else tuple(value) * (2 // len(value))
-
-
-def _pads(padding):
-    padding = (padding,) if isinstance(padding, int) else tuple(padding)
-    return list(padding) * (4 // len(padding))
 
 
 def conv2d_loops(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
@@ -123,11 +115,7 @@ def max_pool_loops(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padd
     strides, dilation = _pair(strides), _pair(dilation)
     pool_size = _pair(pool_size)
     n, c, h, w = data.shape
-    extra = [s - 1 if ceil_mode else 0 for s in strides]
-    oh = ((h + pads[0] + pads[2] - dilation[0] * (pool_size[0] - 1) - 1 + extra[0])
-          // strides[0] + 1)
-    ow = ((w + pads[1] + pads[3] - dilation[1] * (pool_size[1] - 1) - 1 + extra[1])
-          // strides[1] + 1)
+    oh, ow = pool_out_hw(h, w, pads, pool_size, strides, dilation, ceil_mode)
     out = np.full((n, c, oh, ow), -np.inf)
     for b, ch, y, x, i, j in itertools.product(range(n), range(c), range(oh), range(ow),
                                                range(pool_size[0]), range(pool_size[1])):
