@@ -38,18 +38,34 @@ def _zero_grad(call, out_grad):
 
 # -- shape_of / ndarray_size -------------------------------------------------------------------
 
-def _shape_of_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "shape_of: data")
-    return TensorType((data.ndim,), normalize_dtype(attrs["dtype"]))
+def _register_shape_query(name: str, attrs_key: str, description: str, result_shape, value):
+    """Register ``name``: a property of its argument's shape, computed at run time, as an
+    integer tensor of the call's ``dtype`` (no gradient flows through it).
+
+    Args:
+        name: the op name.
+        attrs_key: Relay's attrs type key.
+        description: the docs line.
+        result_shape: ``data type -> result shape``.
+        value: ``array -> the property`` (the numpy reference).
+    """
+    def relation(arg_types, attrs):
+        data = expect_tensor(arg_types[0], f"{name}: data")
+        return TensorType(result_shape(data), normalize_dtype(attrs["dtype"]))
+
+    op = register_op(name, ("data",), attrs=(attrs_key, [("dtype", "int32")]), type_rel=relation,
+                     pattern=OpPattern.INJECTIVE, description=description)
+    op.def_impl(lambda data, dtype="int32": (np.array(value(data), normalize_dtype(dtype)),))
+    op.def_grad(_zero_grad)
+    return op
 
 
-_SHAPE_OF = register_op("shape_of", ("data",),
-                        attrs=("relay.attrs.ShapeOfAttrs", [("dtype", "int32")]),
-                        type_rel=_shape_of_rel, pattern=OpPattern.INJECTIVE,
-                        description="the shape of data as a 1-D tensor")
-_SHAPE_OF.def_impl(lambda data, dtype="int32": (np.array(data.shape,
-                                                         normalize_dtype(dtype)),))
-_SHAPE_OF.def_grad(_zero_grad)
+_SHAPE_OF = _register_shape_query("shape_of", "relay.attrs.ShapeOfAttrs",
+                                  "the shape of data as a 1-D tensor",
+                                  lambda data: (data.ndim,), lambda array: array.shape)
+_NDARRAY_SIZE = _register_shape_query("ndarray_size", "relay.attrs.NdarraySizeAttrs",
+                                      "the number of elements of data (a scalar)",
+                                      lambda data: (), lambda array: array.size)
 
 
 def shape_of(data, dtype="int32"):
@@ -65,26 +81,10 @@ def shape_of(data, dtype="int32"):
     return make_call("shape_of", (data,), {"dtype": normalize_dtype(dtype)})
 
 
-def _ndarray_size_rel(arg_types, attrs):
-    expect_tensor(arg_types[0], "ndarray_size: data")
-    return TensorType((), normalize_dtype(attrs["dtype"]))
-
-
-_NDARRAY_SIZE = register_op("ndarray_size", ("data",),
-                            attrs=("relay.attrs.NdarraySizeAttrs", [("dtype", "int32")]),
-                            type_rel=_ndarray_size_rel, pattern=OpPattern.INJECTIVE,
-                            description="the number of elements of data (a scalar)")
-_NDARRAY_SIZE.def_impl(lambda data, dtype="int32": (np.array(data.size,
-                                                             normalize_dtype(dtype)),))
-_NDARRAY_SIZE.def_grad(_zero_grad)
-
-
 def ndarray_size(data, dtype="int32"):
     """The number of elements of ``data`` as a scalar (``relay.ndarray_size``).
 
-    Args:
-        data: the tensor.
-        dtype: the result's integer dtype.
+    Arguments as :func:`shape_of`.
 
     Returns:
         A Call of ``ndarray_size``.
