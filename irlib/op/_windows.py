@@ -36,6 +36,21 @@ def ntuple(value, n: int, what: str) -> tuple:
     return value
 
 
+def window_geometry(attrs, n: int, what: str = "") -> tuple:
+    """``(strides, dilation, padding)`` of a windowed op's attrs as ``n``, ``n`` and ``2n``
+    ints (the padding befores then afters).
+
+    Args:
+        attrs: the call's attrs (``strides``, ``dilation``, ``padding``).
+        n: the number of spatial axes.
+        what: the op name put before each attribute's name in error messages, if any.
+    """
+    prefix = f"{what}: " if what else ""
+    return (ntuple(attrs["strides"], n, prefix + "strides"),
+            ntuple(attrs["dilation"], n, prefix + "dilation"),
+            padding_n(attrs["padding"], n, prefix + "padding"))
+
+
 def padding_n(padding, n: int, what: str = "padding") -> tuple:
     """1, n or 2n ints as ``2n`` ints: the ``n`` "before" amounts then the ``n`` "after"
     (for ``n == 2`` Relay's ``(top, left, bottom, right)``).

@@ -35,7 +35,7 @@ from ..errors import TypeInferenceError
 from ..ir.dims import Any, AnyDim
 from ..ir.types import TensorType, normalize_dtype
 from ._layouts import from_canonical, layout_positions, to_canonical
-from ._windows import conv_out_size, ntuple, pad_n, padding_n, windows_n
+from ._windows import conv_out_size, ntuple, pad_n, padding_n, window_geometry, windows_n
 from .registry import OpPattern, make_call, register_op
 from .type_relations import dims_differ, expect_tensor
 
@@ -128,9 +128,7 @@ def conv_rel(name: str, n: int):
             raise TypeInferenceError(f"{name}: weight's {out_channels} output channels do not "
                                      f"divide into groups={groups}")
         _check_kernel_attrs(name, n, attrs, out_channels, ops.kernel)
-        strides = ntuple(attrs["strides"], n, f"{name}: strides")
-        dilation = ntuple(attrs["dilation"], n, f"{name}: dilation")
-        pads = padding_n(attrs["padding"], n, f"{name}: padding")
+        strides, dilation, pads = window_geometry(attrs, n, name)
         dims = {"N": ops.data_dim("N"), "C": out_channels}
         for i, letter in enumerate(spatial):
             size = conv_out_size(ops.data_dim(letter), ops.kernel[i], strides[i], dilation[i],
@@ -158,10 +156,8 @@ def conv_transpose_rel(name: str, n: int):
                                      f"weight expects {ops.weight_dim('I')}")
         out_channels = ops.weight_dim("O") * groups
         _check_kernel_attrs(name, n, attrs, out_channels, ops.kernel)
-        strides = ntuple(attrs["strides"], n, f"{name}: strides")
-        dilation = ntuple(attrs["dilation"], n, f"{name}: dilation")
+        strides, dilation, pads = window_geometry(attrs, n, name)
         extra = ntuple(attrs["output_padding"], n, f"{name}: output_padding")
-        pads = padding_n(attrs["padding"], n, f"{name}: padding")
         dims = {"N": ops.data_dim("N"), "C": out_channels}
         for i, letter in enumerate(spatial):
             kernel, size = ops.kernel[i], ops.data_dim(letter)
@@ -246,8 +242,8 @@ def conv_ref(n: int, transpose: bool = False):
     def implementation(data, weight, **attrs):
         x = to_canonical(data, attrs["data_layout"], "NC" + spatial)
         w = to_canonical(weight, attrs["kernel_layout"], kernel_canonical)
-        geometry = (ntuple(attrs["strides"], n, "strides"), padding_n(attrs["padding"], n),
-                    ntuple(attrs["dilation"], n, "dilation"), attrs["groups"])
+        strides, dilation, pads = window_geometry(attrs, n)
+        geometry = (strides, pads, dilation, attrs["groups"])
         if transpose:
             out = conv_transpose_nd(x, w, *geometry,
                                     ntuple(attrs["output_padding"], n, "output_padding"))

@@ -23,7 +23,7 @@ from ..ir.expr import const
 from ..ir.types import TensorType, normalize_dtype
 from ._composite import composite_grad
 from ._layouts import pad_spatial, padding4, pair, windows
-from ._windows import conv_out_size, ntuple, padding_n
+from ._windows import conv_out_size, ntuple, padding_n, window_geometry
 from .nn_conv import conv2d, conv2d_transpose
 from .registry import OpPattern, get_def, make_call, register_op
 from .transform import checked_type_for_grad
@@ -207,9 +207,7 @@ def _conv1d_grad(call, out_grad):
     data, weight = call.args
     attrs = call.attrs
     out_layout = attrs["out_layout"] or attrs["data_layout"]
-    stride = ntuple(attrs["strides"], 1, "strides")[0]
-    dilation = ntuple(attrs["dilation"], 1, "dilation")[0]
-    before, after = padding_n(attrs["padding"], 1)
+    (stride,), (dilation,), (before, after) = window_geometry(attrs, 1)
     data_type = checked_type_for_grad(data, "nn.conv1d")
     weight_type = checked_type_for_grad(weight, "nn.conv1d")
     width = data_type.shape[attrs["data_layout"].index("W")]
@@ -280,9 +278,7 @@ def _conv3d_as_conv2d(data, weight, **attrs):
                                      for c in "OID")
     if not all(isinstance(v, int) for v in (batch, depth, kernel_depth)):
         raise GradientError("the gradient of nn.conv3d needs static batch and depth")
-    strides = ntuple(attrs["strides"], 3, "strides")
-    dilation = ntuple(attrs["dilation"], 3, "dilation")
-    pads = padding_n(attrs["padding"], 3)
+    strides, dilation, pads = window_geometry(attrs, 3)
     out_depth = conv_out_size(depth, kernel_depth, strides[0], dilation[0], pads[0], pads[3])
     if pads[0] or pads[3]:
         x = make_call("nn.pad", (x, make_call("cast_like", (const(0.0), x))),
@@ -327,10 +323,8 @@ def _as_conv2d_transposes(data, weight, **attrs):
     kernel_depth = weight_type.shape[attrs["kernel_layout"].index("D")]
     if not all(isinstance(v, int) for v in (batch, depth, kernel_depth)):
         raise GradientError("the gradient of nn.conv3d_transpose needs static batch and depth")
-    strides = ntuple(attrs["strides"], 3, "strides")
-    dilation = ntuple(attrs["dilation"], 3, "dilation")
+    strides, dilation, pads = window_geometry(attrs, 3)
     extra = ntuple(attrs["output_padding"], 3, "output_padding")
-    pads = padding_n(attrs["padding"], 3)
     x = _permute(data, attrs["data_layout"], "NCDHW")
     w = _permute(weight, attrs["kernel_layout"], "IODHW")
     planes = make_call("reshape", (make_call("transpose", (x,), {"axes": (0, 2, 1, 3, 4)}),),
