@@ -256,7 +256,10 @@ def _own_tasks(a, b, out, beta: float, alive: list) -> list:
         batch *= size
     work = rows * inner * cols
     threshold = PARALLEL_MIN_FLOPS if rows > 1 and cols > 1 else PARALLEL_MIN_GEMV_FLOPS
-    wanted = _POOL.threads * PANELS_PER_THREAD if work * batch >= threshold else 1
+    # One GEMM thread: no split (panels on the caller alone each repack an operand and
+    # cost a pool round trip: ~30 us on a (16, 384) @ (384, 1536) product).
+    wanted = _POOL.threads * PANELS_PER_THREAD \
+        if work * batch >= threshold and _POOL.threads > 1 else 1
     per_entry = max(1, min(-(-wanted // batch), work // PANEL_MIN_FLOPS))
     if not batch_shape:
         left, _ = _readable(a)
@@ -324,7 +327,7 @@ def _plain_2d(a, b, out) -> bool:
     """``out = a @ b`` in one cblas call on the calling thread when the operands are the
     common case of a graph's 2-D product (row-major ``a`` and ``out``, ``b`` row- or
     column-major, one float dtype, no overlap, more than one output row and column, below
-    :data:`PARALLEL_MIN_FLOPS`); False, nothing written, otherwise.
+    :data:`PARALLEL_MIN_FLOPS` or with one GEMM thread); False, nothing written, otherwise.
 
     The general path (:func:`_own_product`) spends ~7 us of Python on broadcasting, layout
     and split decisions: a few percent of a decode step's 16-row products (~60 us each).
@@ -337,7 +340,7 @@ def _plain_2d(a, b, out) -> bool:
     cols = out.shape[1]
     if function is None or a.dtype != dtype or b.dtype != dtype or rows < 2 or cols < 2 \
             or inner == 0 or b.shape[0] != inner or b.shape[1] != cols or out.shape[0] != rows \
-            or rows * inner * cols >= PARALLEL_MIN_FLOPS:
+            or (rows * inner * cols >= PARALLEL_MIN_FLOPS and _POOL.threads > 1):
         return False
     a_flags, b_flags, out_flags = a.flags, b.flags, out.flags
     if not (a_flags.c_contiguous and out_flags.c_contiguous and out_flags.writeable
