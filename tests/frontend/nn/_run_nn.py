@@ -20,6 +20,18 @@ class Apply(nn.Module):
         return self.fn(*[t for t in (a, b, c, d) if t is not None])
 
 
+class Dense(nn.Module):
+    """``x @ weight.T + bias`` with a ``(n_out, n_in)`` weight, written with ``op`` calls (the
+    core and jit tests' own linear layer, independent of ``nn.Linear``)."""
+
+    def __init__(self, n_in, n_out):
+        self.weight = nn.Parameter((n_out, n_in))
+        self.bias = nn.Parameter((n_out,))
+
+    def forward(self, x):
+        return nn.op.matmul(x, nn.op.permute_dims(self.weight)) + self.bias
+
+
 def subroutine_chain(size: int) -> nn.Module:
     """A model whose forward applies two ``Block`` layers in turn, each a subroutine
     (``define_subroutine``) multiplying by its own ``(size, size)`` weight."""

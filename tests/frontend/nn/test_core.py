@@ -9,7 +9,7 @@ from irlib.frontend import nn
 from irlib.frontend.nn import op, spec
 from irlib.ir.dims import DimExpr, size_var
 
-from ._run_nn import subroutine_chain
+from ._run_nn import Dense, subroutine_chain
 
 torch = pytest.importorskip("torch")
 
@@ -19,15 +19,6 @@ def run_method(mod, name, *args):
     func = interp.create_executor("debug", mod).evaluate(mod.get_global_var(name))
     out = func(*args)
     return out.numpy() if hasattr(out, "numpy") else out
-
-
-class Dense(nn.Module):
-    def __init__(self, n_in, n_out):
-        self.weight = nn.Parameter((n_out, n_in))
-        self.bias = nn.Parameter((n_out,))
-
-    def forward(self, x):
-        return op.matmul(x, op.permute_dims(self.weight)) + self.bias
 
 
 class Net(nn.Module):

@@ -13,22 +13,13 @@ from irlib.frontend.nn import op, spec
 from irlib.frontend.nn.jit import JitError
 from irlib.testing.budget import examples
 
-from ._run_nn import subroutine_chain
+from ._run_nn import Dense, subroutine_chain
 
 torch = pytest.importorskip("torch")
 
 
 def _relu(t):
     return nn.wrap_nested(irlib.op.nn.relu(t._expr), "relu")
-
-
-class Dense(nn.Module):
-    def __init__(self, n_in, n_out):
-        self.weight = nn.Parameter((n_out, n_in))
-        self.bias = nn.Parameter((n_out,))
-
-    def forward(self, x):
-        return op.matmul(x, op.permute_dims(self.weight)) + self.bias
 
 
 class MLP(nn.Module):
