@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jitkernels.cpu import blas
+from jitkernels.cpu import blas, openblas
 
 needs_own = pytest.mark.skipif(not blas.HAVE_OWN_BLAS,
                                reason="irlib's OpenBLAS not in use (no AVX-512, no "
@@ -87,3 +87,16 @@ def test_one_gemm_thread_runs_a_large_product_unsplit():
         assert not blas._plain_2d(a, b, out)
     finally:
         blas.set_num_threads(saved)
+
+
+def test_zen4_gets_the_avx2_kernels():
+    """AMD Zen 4 (family 0x19) runs AVX-512 on 256-bit units: irlib's copy loads OpenBLAS's
+    Haswell kernels there, SkylakeX on other AVX-512 CPUs, numpy's BLAS without AVX-512."""
+    avx512 = {"avx2", "avx512f", "avx512bw", "avx512vl", "avx512dq"}
+    assert openblas.choose_coretype(avx512, "AuthenticAMD", 0x19) == "Haswell"
+    assert openblas.choose_coretype(avx512, "AuthenticAMD", 0x1A) == "SkylakeX"   # Zen 5
+    assert openblas.choose_coretype(avx512, "GenuineIntel", 6) == "SkylakeX"
+    assert openblas.choose_coretype(avx512) == "SkylakeX"                        # unknown
+    assert openblas.choose_coretype({"avx2"}, "AuthenticAMD", 0x19) is None
+    vendor, family = openblas.cpu_identity()
+    assert isinstance(vendor, str) and isinstance(family, int) and family >= 0
