@@ -105,6 +105,9 @@ def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, tran
     weight view, a weight folded to column-major) is read in place, never copied per call."""
     if (not is_float(tensor_a, tensor_b) or tensor_b.ndim != 2 or tensor_a.ndim < 2
             or (transpose_a and tensor_a.ndim != 2)):
+        exact = _integer_matmul(tensor_a, tensor_b, out_dtype, transpose_a, transpose_b)
+        if exact is not None:
+            return (exact,)
         return reference("nn.matmul", (tensor_a, tensor_b),
                          dict(units=units, out_dtype=out_dtype, transpose_a=transpose_a,
                               transpose_b=transpose_b))
@@ -118,6 +121,21 @@ def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, tran
     product(a, b, out)
     out = out.reshape(tuple(lead) + (b.shape[1],))
     return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
+
+
+def _integer_matmul(tensor_a, tensor_b, out_dtype, transpose_a, transpose_b):
+    """An integer ``nn.matmul`` (quantized models' MatMulInteger) on the float GEMM when that
+    is exact (:mod:`jitkernels.cpu.int_gemm`), else None."""
+    from .int_gemm import exact_product
+    if tensor_b.ndim != 2 or tensor_a.ndim < 2 or (transpose_a and tensor_a.ndim != 2):
+        return None
+    a = tensor_a.T if transpose_a else tensor_a
+    b = tensor_b.T if transpose_b else tensor_b
+    if a.shape[-1] != b.shape[0]:
+        return None
+    out = exact_product(a.reshape(-1, a.shape[-1]), b, _out_dtype(out_dtype, tensor_a),
+                        product)
+    return None if out is None else out.reshape(a.shape[:-1] + (b.shape[1],))
 
 
 @register_kernel("nn.batch_matmul")
