@@ -2,6 +2,9 @@
 
 * ``kws``: a keyword-spotting CNN on 40x100 log-mel features (two 3x3 conv2d, a conv1d over
   time, mean pooling, a classifier, softmax), written in torch and exported to ONNX;
+* ``bert_int8``: ``benchmarks/transformer_models.py``'s MiniLM-sized BERT (or its tiny test
+  size) quantized by onnxruntime's ``quantize_dynamic`` (int8 weights: MatMulInteger and
+  DynamicQuantizeLinear on every Linear);
 * ``vad``: a voice-activity detector shaped like silero-vad: an ``If`` on the sample rate
   picks the front end (16 kHz: one projection of the 512-sample chunk, else another of the
   256-sample half), then an LSTM over the frames with its state as inputs and outputs and a
@@ -18,7 +21,7 @@ import warnings
 
 import numpy as np
 
-SMALL = ("kws", "vad")
+SMALL = ("kws", "vad", "bert_int8")
 """The models of this module, by name."""
 
 VAD_SIZES = {"chunk": 512, "frames": 8, "features": 32, "hidden": 64}
@@ -128,8 +131,32 @@ def kws_model(seed: int = 0):
     return onnx.load_from_string(buffer.getvalue())
 
 
+def export_bert_int8(path: str, seed: int = 0, tiny: bool = False) -> list:
+    """Write the dynamically quantized BERT to ``path``; return its seeded inputs.
+
+    Args:
+        path: the ``.onnx`` file to write.
+        seed: seed of the weights and inputs.
+        tiny: the tests' size (``transformer_models.TINY``) instead of MiniLM's.
+    """
+    import os
+    import tempfile
+    import logging
+    import transformer_models
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    config = transformer_models.TINY["bert"] if tiny else None
+    with tempfile.TemporaryDirectory(prefix="irlib-bert-int8-") as workdir:
+        float_path = os.path.join(workdir, "bert.onnx")
+        inputs = transformer_models.export("bert", float_path, config, seed=seed)
+        logging.getLogger().setLevel(logging.ERROR)      # quantize_dynamic's pre-process hint
+        quantize_dynamic(float_path, path, weight_type=QuantType.QInt8)
+    return inputs
+
+
 def export(name: str, path: str, seed: int = 0) -> list:
-    """Write model ``name`` (``"kws"`` or ``"vad"``) to ``path``; return seeded inputs."""
+    """Write model ``name`` (one of :data:`SMALL`) to ``path``; return seeded inputs."""
+    if name == "bert_int8":
+        return export_bert_int8(path, seed)
     if name == "vad":
         model, inputs = vad_model(seed), vad_inputs(seed)
     else:

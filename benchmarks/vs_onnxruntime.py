@@ -57,9 +57,10 @@ TRANSFORMERS = ("bert", "gpt2", "whisper")
 """Transformer models of issue #24, written in torch and exported to ONNX
 (``benchmarks/transformer_models.py``): irlib imports the same ONNX file with ``from_onnx``."""
 
-SMALL = ("kws", "vad")
-"""Small models of issue #24 item 3 (``benchmarks/small_models.py``: a keyword-spotting CNN
-and a silero-vad-shaped LSTM with an ``If``), ONNX files both engines load."""
+SMALL = ("kws", "vad", "bert_int8")
+"""Small and quantized models of issue #24 (``benchmarks/small_models.py``: a
+keyword-spotting CNN, a silero-vad-shaped LSTM with an ``If``, a MiniLM-sized BERT quantized
+by ``quantize_dynamic``), ONNX files both engines load."""
 
 ENGINES = ("irlib", "onnxruntime")
 
