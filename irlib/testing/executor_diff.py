@@ -6,9 +6,9 @@ module compiled to Python (``"python"``, i.e. ``to_python`` / ``run_as_python``)
 backend a user registers (:func:`irlib.testing.runners.register_runner`). The first
 executor listed is the reference the others are compared with.
 
-Example::
+Example (in user code that has imported the runtime package ``interp``, which registers
+``"debug"``, ``"graph"`` and ``"python"``; irlib itself never imports it)::
 
-    import interp                       # registers "debug", "graph" and "python"
     from irlib.testing import differential
     results = differential(mod, executors=("debug", "graph", "python"))
     results["graph"]                    # the graph executor's result (plain form)

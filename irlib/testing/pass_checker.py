@@ -18,9 +18,8 @@ what differed. The executor that runs programs is a parameter (see
 ``"graph"`` and ``"python"`` exist once ``interp`` is imported; ``"dataflow"`` needs only
 irlib.
 
-Example::
+Example (the ``"dataflow"`` executor needs only irlib)::
 
-    import interp                                     # registers the executors
     from irlib.testing import check_pass
     from irlib.transform import FoldConstant
     check_pass(FoldConstant(), programs="dataflow", idempotent=True)
