@@ -42,6 +42,7 @@ __all__ = ["InferType", "infer_type", "FunctionPass", "ModulePass", "Pass", "Pas
 from .fuse_ops import FuseOps
 from .fuse_attention import FuseAttention
 from .fuse_layer_norm import FuseLayerNorm
+from .lower_integer_matmul import LowerIntegerMatMul
 from .simplify_inference import SimplifyInference
 from .canonicalize_ops import CanonicalizeOps
 from .canonicalize_cast import CanonicalizeCast
@@ -82,3 +83,4 @@ __all__ += ["FuseOps", "SimplifyInference", "CanonicalizeOps", "CanonicalizeCast
             "AnnotateTarget", "register_target_op", "MergeCompilerRegions", "PartitionGraph",
             "RewriteAnnotatedOps", "optimize", "bind_params"]
 __all__ += ["FuseAttention", "FuseLayerNorm"]
+__all__ += ["LowerIntegerMatMul"]

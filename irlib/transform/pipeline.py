@@ -12,7 +12,8 @@ FuseOps (Relay's OpFusion; with ``fuse_opt_level=-1`` it fuses according    0
 to the context level: at 0 every op gets a function of its own)
 FoldConstant                                                               2
 FoldScaleAxis, AlterOpLayout, CanonicalizeOps, CanonicalizeCast,           3
-EliminateCommonSubexpr, FuseLayerNorm, FuseAttention (irlib's own)
+EliminateCommonSubexpr, FuseLayerNorm, FuseAttention (irlib's own),
+LowerIntegerMatMul (irlib's own)
 CombineParallelConv2d, CombineParallelDense, CombineParallelBatchMatmul,   4
 FastMath
 =========================================================================  =====
@@ -25,8 +26,8 @@ Order (0.16's ``GetPassPrefix`` without the passes irlib has no counterpart of):
     RemoveUnusedFunctions, Legalize, SimplifyInference, EliminateCommonSubexpr,
     CombineParallelConv2d, CombineParallelDense, CombineParallelBatchMatmul, FoldConstant,
     FoldScaleAxis, CanonicalizeCast, CanonicalizeOps, InferType, AlterOpLayout, FastMath,
-    FoldConstant, FuseLayerNorm, FuseAttention (irlib's own, level 3: fuse_layer_norm.py,
-    fuse_attention.py), FuseOps
+    FoldConstant, LowerIntegerMatMul, FuseLayerNorm, FuseAttention (irlib's own, level 3:
+    lower_integer_matmul.py, fuse_layer_norm.py, fuse_attention.py), FuseOps
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def bind_params(func: E.Function, params: dict) -> E.Function:
 PIPELINE = ("RemoveUnusedFunctions", "Legalize", "SimplifyInference", "EliminateCommonSubexpr",
             "CombineParallelConv2d", "CombineParallelDense", "CombineParallelBatchMatmul",
             "FoldConstant", "FoldScaleAxis", "CanonicalizeCast", "CanonicalizeOps", "InferType",
-            "AlterOpLayout", "FastMath", "FoldConstant", "FuseLayerNorm", "FuseAttention",
-            "FuseOps")
+            "AlterOpLayout", "FastMath", "FoldConstant", "LowerIntegerMatMul", "FuseLayerNorm",
+            "FuseAttention", "FuseOps")
 """The pass names :func:`optimize` runs, in order; each must be registered (a name that is not
 makes :func:`build_pipeline` raise, rather than silently skip a pass)."""
 
