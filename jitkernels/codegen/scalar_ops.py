@@ -58,6 +58,8 @@ RULES = {
     "fast_erf": _unary("math.erf({0})", float32_template="_erf32({0})"),
     "floor": _unary("math.floor({0})"), "ceil": _unary("math.ceil({0})"),
     "trunc": _unary("math.trunc({0})"),
+    # round half to even, as numpy's round and ONNX's (QuantizeLinear's rounding)
+    "round": _unary("np.rint({0})"),
     "copy": _unary("{0}"),
     "clip": _unary("min(max({0}, {a_min}), {a_max})", literal_attrs=("a_min", "a_max")),
     "nn.leaky_relu": _unary("({0} if {0} > 0 else {0} * {alpha})", literal_attrs=("alpha",)),
