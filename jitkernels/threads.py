@@ -1,28 +1,24 @@
-"""One owner per kind of CPU work: irlib's GEMM threads for products, numba ``prange`` for the rest.
+"""One owner per kind of CPU work: OpenBLAS threads for products, numba ``prange`` for the rest.
 
 Thread pools that can live in one irlib process: numpy's OpenBLAS (the user's; irlib leaves
 it alone), the OpenBLAS that scipy bundles (numba's ``np.dot`` calls it through
 ``scipy.linalg.cython_blas``), irlib's own OpenBLAS copy (:mod:`jitkernels.cpu.openblas`),
-irlib's GEMM threads (:mod:`jitkernels.cpu.gemm_pool`) and numba's OpenMP pool. The rules,
+and numba's OpenMP pool. The rules,
 and the measurements behind them (2-core AMD EPYC dev machine):
 
-* **OpenBLAS never runs more than one thread per call.** Its threads split a product into
-  fixed shares and wait for each other's packed panels by spinning; when another process
-  holds one core, the thread on the other core spins until the descheduled one runs again,
-  block after block. At load average ~9 a ``(64, 576) @ (576, 3136)`` product took
-  95-190 ms on numpy's two OpenBLAS threads and 3.5 ms on irlib's path (the same
-  OpenBLAS kernels, one thread per call, split by irlib); this was most of irlib's 10-16x slowdown under load (onnxruntime: 2-3x). irlib's copy is
-  loaded with ``OPENBLAS_NUM_THREADS=1``; scipy's is limited to one thread here.
-* **Large products are split by irlib, not by BLAS.** Products of at least
-  ``blas.PARALLEL_MIN_FLOPS`` multiply-adds are cut into a few panels per thread; the
-  calling thread and ``gemm_threads() - 1`` helpers claim panels from a shared counter, so
-  a helper that the OS has not scheduled yet costs nothing (the caller takes its panels),
-  and one descheduled mid-panel costs one panel, not the whole product.
+* **OpenBLAS's own threads share a product only while they do not stall.** They split it
+  into fixed shares and wait for each other's packed panels by spinning; when another
+  process holds one core, the thread on the other core spins until the descheduled one
+  runs again, block after block (at load average ~9 a ``(64, 576) @ (576, 3136)`` product
+  took 95-190 ms on numpy's two OpenBLAS threads and 3.5 ms on one). On an idle machine
+  they are the fastest split (1.6-1.9x one thread on the conv nets' shapes). irlib's copy
+  therefore times its products and falls back to one thread for a while after one stalls
+  (:mod:`jitkernels.cpu.blas_threads`); numpy's BLAS has no such guard, so irlib does not
+  use it when its own copy loads. scipy's BLAS is limited to one thread here.
 * **Small products stay on the calling thread**: ``np.matmul`` up to ``blas.SMALL_MAX_FLOPS``
   (numpy's BLAS runs those on one thread), numba's ``np.dot`` on the one-thread scipy BLAS
   for a dense of up to 2**20 multiply-adds (:mod:`jitkernels.cpu.gemm`) or inside generated
-  code, irlib's copy on the caller below ``blas.PARALLEL_MIN_FLOPS``. A decode step's GEMVs
-  never wake a second thread.
+  code; OpenBLAS itself keeps products of up to 2**18 multiply-adds on one thread.
 * **numba ``prange`` owns the non-GEMM loops** (pools, depthwise, norms, large epilogues),
   and never runs around a BLAS call inside one numba function. ``GOMP_SPINCOUNT`` is set
   (unless the user set it) so OpenMP workers sleep soon after a parallel loop instead of
@@ -32,14 +28,14 @@ and the measurements behind them (2-core AMD EPYC dev machine):
   single-threaded work waits for its sleeping worker to be scheduled again (a 0.6 ms max
   pool took 3-25 ms right after 3 ms of single-threaded work at load average ~10).
 
-Thread counts: irlib's GEMM threads from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
+Thread counts: irlib's product threads from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
 ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``, else the usable cores; ``blas.set_num_threads``
 at run time); numba's from ``NUMBA_NUM_THREADS``. On a machine shared with other heavy work,
 ``NUMBA_NUM_THREADS=1`` (or all of them at 1) trades the idle-machine speed-up of the
 ``prange`` loops for latency that does not depend on the other processes.
 
 :func:`configure` (run when the CPU kernels or the code generator first load) limits scipy's
-BLAS to one thread and sets ``GOMP_SPINCOUNT``; irlib's OpenBLAS copy and GEMM threads are
+BLAS to one thread and sets ``GOMP_SPINCOUNT``; irlib's OpenBLAS copy and its thread policy are
 set up by :mod:`jitkernels.cpu.blas` when it loads.
 """
 

@@ -1,21 +1,21 @@
-"""The GEMMs every CPU kernel uses: irlib's own OpenBLAS on irlib's GEMM threads.
+"""The GEMMs every CPU kernel uses: irlib's own OpenBLAS, its threads chosen per product.
 
 Called from Python, not from inside numba code. Where the CPU has AVX-512 and the
 ``scipy-openblas32`` package is installed, products run on irlib's own copy of OpenBLAS,
-loaded with the AVX-512 (``SkylakeX``) kernels and one OpenBLAS thread
-(:mod:`jitkernels.cpu.openblas`; numpy's BLAS is left as it is). Products of more than
-:data:`PARALLEL_MIN_FLOPS` multiply-adds are cut into panels that irlib's GEMM threads run
-(:mod:`jitkernels.cpu.gemm_pool`): a busy machine does not stall them the way it stalls
-OpenBLAS's own threads (see :mod:`jitkernels.threads`). Products of at most
-:data:`SMALL_MAX_FLOPS` go to ``np.matmul`` (numpy's BLAS runs them on one thread, and a
-ctypes call costs more than the product there).
+loaded with the core type chosen from the CPU (:mod:`jitkernels.cpu.openblas`; numpy's
+BLAS is left as it is). Each product runs as one cblas call on OpenBLAS's own threads, all
+of them on an idle machine and one after a product stalled because another process held a
+core (:mod:`jitkernels.cpu.blas_threads`). Products of at most :data:`SMALL_MAX_FLOPS`
+go to ``np.matmul`` (numpy's BLAS runs them on one thread, and a ctypes call costs more
+than the product there).
 
 Otherwise (``IRLIB_BLAS_CORETYPE=numpy``, no AVX-512, or the package missing) everything runs
 on numpy's BLAS as before: :func:`gemm` is ``np.matmul(out=)`` and :func:`gemm_strided`
 calls the ``cblas_?gemm`` of numpy's bundled OpenBLAS through ctypes, or ``np.matmul`` plus
 a temporary where that is not found (:data:`HAVE_CBLAS` is False only then).
 
-:func:`backend` says which BLAS runs; :func:`set_num_threads` sets irlib's GEMM threads.
+:func:`backend` says which BLAS runs; :func:`set_num_threads` sets how many threads irlib's
+products may use.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import numpy as np
 
 from ..threads import gemm_threads
 from . import openblas
-from .gemm_pool import GemmPool
+from .blas_threads import AdaptiveThreads
 
 __all__ = ["gemm", "gemm_strided", "HAVE_CBLAS", "HAVE_OWN_BLAS", "backend", "set_num_threads",
-           "get_num_threads", "SMALL_MAX_FLOPS", "PARALLEL_MIN_FLOPS", "PARALLEL_MIN_GEMV_FLOPS"]
+           "get_num_threads", "SMALL_MAX_FLOPS"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -39,23 +39,6 @@ SMALL_MAX_FLOPS = 262144
 """Products with ``M*N*K`` (summed over a batch) up to this run on ``np.matmul``: numpy's
 OpenBLAS runs them on one thread (its own threshold, 65536 x 4), and the pointer look-ups of
 a ctypes call cost about as much as such a product."""
-
-PARALLEL_MIN_FLOPS = 1 << 22
-"""Products with ``M*N*K`` from this on are split over irlib's GEMM threads; smaller ones run
-on the calling thread alone (a wake-up of the helpers costs tens of microseconds)."""
-
-PARALLEL_MIN_GEMV_FLOPS = 1 << 20
-"""The same for products with one output row or column (GEMVs: memory-bound, so a second
-thread pays sooner; measured at load average ~8: a ``(1, 2048) @ (2048, 1000)`` product
-0.50 ms median on one thread, 0.25 ms split in two)."""
-
-PANEL_MIN_FLOPS = 1 << 20
-"""Smallest share of ``M*N*K`` one panel of a split product gets."""
-
-PANELS_PER_THREAD = 2
-"""Panels per GEMM thread: more than one, so that a helper the OS has descheduled leaves
-little for the others to wait on; few, since each panel repacks the shared operand."""
-
 
 # -- numpy's bundled cblas: the fallback of gemm_strided ---------------------------------------
 
@@ -130,7 +113,15 @@ HAVE_CBLAS = HAVE_OWN_BLAS or bool(_CBLAS)
 """Whether :func:`gemm_strided` runs on a cblas (irlib's OpenBLAS, else numpy's bundled one)
 rather than on ``np.matmul`` plus a temporary."""
 
-_POOL = GemmPool(gemm_threads())
+def _policy(count: int):
+    """The thread policy of irlib's OpenBLAS copy for ``count`` threads (None without it)."""
+    if _OWN is None:
+        return None
+    return AdaptiveThreads(count, _OWN.set_num_threads, _OWN.gemm[np.dtype(np.float32)])
+
+
+_THREADS = gemm_threads()
+_POLICY = _policy(_THREADS)
 
 
 def backend() -> dict:
@@ -139,31 +130,30 @@ def backend() -> dict:
     Returns:
         ``{"library": "irlib-openblas" | "numpy", "corename": OpenBLAS's kernel name or None,
         "requested": the core type asked for or None, "path": the library or None,
-        "threads": irlib's GEMM threads}``.
+        "threads": the most threads one product may use}``.
     """
     if _OWN is None:
         return {"library": "numpy", "corename": None, "requested": None, "path": None,
-                "threads": _POOL.threads}
+                "threads": _THREADS}
     return {"library": "irlib-openblas", "corename": _OWN.corename, "requested": _OWN.requested,
-            "path": _OWN.path, "threads": _POOL.threads}
+            "path": _OWN.path, "threads": _THREADS}
 
 
 def set_num_threads(count: int) -> None:
-    """Set how many threads (the caller included) work on one large GEMM of irlib's BLAS.
+    """Set how many threads one product of irlib's BLAS may run on.
 
     Args:
         count: at least 1. Has no effect on numpy's BLAS (the fallback backend).
     """
-    global _POOL
+    global _THREADS, _POLICY
     count = max(1, int(count))
-    if count != _POOL.threads:
-        old, _POOL = _POOL, GemmPool(count)
-        old.close()
+    if count != _THREADS:
+        _THREADS, _POLICY = count, _policy(count)
 
 
 def get_num_threads() -> int:
-    """How many threads work on one large GEMM of irlib's BLAS."""
-    return _POOL.threads
+    """How many threads one product of irlib's BLAS may run on."""
+    return _THREADS
 
 
 def _address(array: np.ndarray) -> int:
@@ -228,55 +218,25 @@ def _task(a, b, out, beta: float):
                                _operand(out)[1]))
 
 
-def _panels(a, b, out, beta: float, count: int) -> list:
-    """``count`` tasks computing disjoint column (or row) blocks of ``out``."""
-    rows, cols = out.shape
-    if cols >= rows:                   # split the columns, in multiples of 16
-        step = -(-cols // count)
-        step = -(-step // 16) * 16
-        return [_task(a, b[:, j:j + step], out[:, j:j + step], beta)
-                for j in range(0, cols, step)]
-    step = -(-rows // count)
-    step = -(-step // 8) * 8
-    return [_task(a[i:i + step], b, out[i:i + step], beta) for i in range(0, rows, step)]
-
-
 def _own_tasks(a, b, out, beta: float, alive: list) -> list:
-    """The cblas calls of ``out[...] = a @ b (+ out)`` on irlib's BLAS, split for the pool.
+    """The cblas calls of ``out[...] = a @ b (+ out)`` on irlib's BLAS, one per matrix.
 
     ``a``, ``b`` and ``out`` are 2-D or batched with the same leading shape (already
     broadcast); ``out``'s rows are contiguous. Zero-size products are left to the caller.
     Operands copied for BLAS are appended to ``alive``: the tasks hold only their addresses.
     """
-    rows, inner = a.shape[-2:]
-    cols = b.shape[-1]
     batch_shape = out.shape[:-2]
-    batch = 1
-    for size in batch_shape:
-        batch *= size
-    work = rows * inner * cols
-    threshold = PARALLEL_MIN_FLOPS if rows > 1 and cols > 1 else PARALLEL_MIN_GEMV_FLOPS
-    # One GEMM thread: no split (panels on the caller alone each repack an operand and
-    # cost a pool round trip: ~30 us on a (16, 384) @ (384, 1536) product).
-    wanted = _POOL.threads * PANELS_PER_THREAD \
-        if work * batch >= threshold and _POOL.threads > 1 else 1
-    per_entry = max(1, min(-(-wanted // batch), work // PANEL_MIN_FLOPS))
     if not batch_shape:
         left, _ = _readable(a)
         right, _ = _readable(b)
         alive.append((left, right))
-        if per_entry > 1:
-            return _panels(left, right, out, beta, per_entry)
         return [_task(left, right, out, beta)]
     tasks = []
     for index in np.ndindex(*batch_shape):
         left, _ = _readable(a[index])
         right, _ = _readable(b[index])
         alive.append((left, right))
-        if per_entry > 1:
-            tasks.extend(_panels(left, right, out[index], beta, per_entry))
-        else:
-            tasks.append(_task(left, right, out[index], beta))
+        tasks.append(_task(left, right, out[index], beta))
     return tasks
 
 
@@ -314,23 +274,18 @@ def _own_product(a, b, out, accumulate: bool) -> bool:
     if b.shape[:-2] != batch:
         b = np.broadcast_to(b, batch + b.shape[-2:])
     alive = []
-    tasks = _own_tasks(a, b, out, 1.0 if accumulate else 0.0, alive)
-    if len(tasks) == 1:
-        function, args = tasks[0]
-        function(*args)
-    else:
-        _POOL.run(tasks, out.size * a.shape[-1])
+    _POLICY.run(_own_tasks(a, b, out, 1.0 if accumulate else 0.0, alive),
+                out.size * a.shape[-1])
     return True
 
 
 def _plain_2d(a, b, out) -> bool:
-    """``out = a @ b`` in one cblas call on the calling thread when the operands are the
-    common case of a graph's 2-D product (row-major ``a`` and ``out``, ``b`` row- or
-    column-major, one float dtype, no overlap, more than one output row and column, below
-    :data:`PARALLEL_MIN_FLOPS` or with one GEMM thread); False, nothing written, otherwise.
+    """``out = a @ b`` in one cblas call when the operands are the common case of a graph's
+    2-D product (row-major ``a`` and ``out``, ``b`` row- or column-major, one float dtype,
+    no overlap, more than one output row and column); False, nothing written, otherwise.
 
-    The general path (:func:`_own_product`) spends ~7 us of Python on broadcasting, layout
-    and split decisions: a few percent of a decode step's 16-row products (~60 us each).
+    The general path (:func:`_own_product`) spends ~7 us of Python on broadcasting and
+    layout decisions: a few percent of a decode step's 16-row products (~60 us each).
     """
     if a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
         return False
@@ -339,8 +294,7 @@ def _plain_2d(a, b, out) -> bool:
     rows, inner = a.shape
     cols = out.shape[1]
     if function is None or a.dtype != dtype or b.dtype != dtype or rows < 2 or cols < 2 \
-            or inner == 0 or b.shape[0] != inner or b.shape[1] != cols or out.shape[0] != rows \
-            or (rows * inner * cols >= PARALLEL_MIN_FLOPS and _POOL.threads > 1):
+            or inner == 0 or b.shape[0] != inner or b.shape[1] != cols or out.shape[0] != rows:
         return False
     a_flags, b_flags, out_flags = a.flags, b.flags, out.flags
     if not (a_flags.c_contiguous and out_flags.c_contiguous and out_flags.writeable
@@ -352,8 +306,9 @@ def _plain_2d(a, b, out) -> bool:
         trans_b, ldb = _NO_TRANS, cols
     else:
         trans_b, ldb = _TRANS, inner
-    function(_ROW_MAJOR, _NO_TRANS, trans_b, rows, cols, inner, 1.0, _address(a), inner,
-             _address(b), ldb, 0.0, _address(out), cols)
+    _POLICY.run([(function, (_ROW_MAJOR, _NO_TRANS, trans_b, rows, cols, inner, 1.0,
+                              _address(a), inner, _address(b), ldb, 0.0, _address(out),
+                              cols))], rows * inner * cols)
     return True
 
 

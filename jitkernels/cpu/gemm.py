@@ -19,7 +19,7 @@ from .blas import gemm
 SINGLE_THREAD_MAX_FLOPS = 1 << 20
 """2-D products with ``M*K*N`` up to this run on one thread (numba's ``np.dot``, which calls
 the scipy-bundled BLAS that :mod:`jitkernels.threads` limits to one thread); larger ones on
-:func:`jitkernels.cpu.blas.gemm` (split over irlib's GEMM threads when large). A decode step's GEMVs (``M = 1``) are this small: two threads make
+:func:`jitkernels.cpu.blas.gemm` (on OpenBLAS's threads when large). A decode step's GEMVs (``M = 1``) are this small: two threads make
 them at best ~1.5x faster on an idle machine (weights in cache), but every multi-threaded
 call must wake and wait for the second BLAS worker, which on a busy 2-core machine costs
 milliseconds (measured: a (1, 256) x (256, 2048) product 21 us on one thread, 13 ms as

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -18,7 +19,8 @@ from hypothesis import strategies as st
 from irlib.testing.budget import examples
 from jitkernels import threads
 from jitkernels.cpu import blas, openblas
-from jitkernels.cpu.gemm_pool import GemmPool
+from jitkernels.cpu import blas_threads
+from jitkernels.cpu.blas_threads import AdaptiveThreads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 needs_own = pytest.mark.skipif(not blas.HAVE_OWN_BLAS,
@@ -28,18 +30,17 @@ needs_own = pytest.mark.skipif(not blas.HAVE_OWN_BLAS,
 
 @contextlib.contextmanager
 def split_everything(on: bool = True):
-    """Send every product, however small, to irlib's BLAS, split into panels on 2 threads."""
-    names = ("SMALL_MAX_FLOPS", "PARALLEL_MIN_FLOPS", "PANEL_MIN_FLOPS")
-    saved = [getattr(blas, name) for name in names] + [blas.get_num_threads()]
+    """Send every product, however small, to irlib's BLAS on 2 OpenBLAS threads, each
+    product judged for stalls."""
+    saved = (blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK, blas.get_num_threads())
     if on:
-        blas.SMALL_MAX_FLOPS, blas.PARALLEL_MIN_FLOPS, blas.PANEL_MIN_FLOPS = -1, 0, 1
+        blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK = -1, 0
         blas.set_num_threads(2)
     try:
         yield
     finally:
-        for name, value in zip(names, saved):
-            setattr(blas, name, value)
-        blas.set_num_threads(saved[-1])
+        blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK = saved[:2]
+        blas.set_num_threads(saved[2])
 
 
 def _matrix(draw, rng, rows, cols, dtype):
@@ -87,7 +88,7 @@ def test_gemm_matches_numpy(data):
 @settings(max_examples=examples(40), deadline=None)
 @given(st.data(), st.booleans())
 def test_gemm_strided_matches_numpy(data, split):
-    """Both backends' strided GEMM (irlib's, split into panels, or numpy's cblas), beta 0/1."""
+    """Both backends' strided GEMM (irlib's on 2 threads, or numpy's cblas), beta 0/1."""
     draw = data.draw
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
     dtype = draw(st.sampled_from(["float32", "float64"]))
@@ -106,17 +107,17 @@ def test_gemm_strided_matches_numpy(data, split):
 
 
 @needs_own
-def test_large_product_is_split_and_right():
-    """A product above PARALLEL_MIN_FLOPS, on the real thresholds, split over 2 threads."""
+def test_large_product_on_two_threads_is_right():
+    """A product above JUDGED_MIN_WORK, on the real thresholds, on 2 OpenBLAS threads."""
     rng = np.random.default_rng(1)
     a = rng.standard_normal((96, 700)).astype(np.float32)
     b = rng.standard_normal((700, 333)).astype(np.float32)
     saved = blas.get_num_threads()
     blas.set_num_threads(2)
     try:
-        assert a.shape[0] * a.shape[1] * b.shape[1] >= blas.PARALLEL_MIN_FLOPS
+        assert a.shape[0] * a.shape[1] * b.shape[1] >= blas_threads.JUDGED_MIN_WORK
         out = blas.gemm(a, b, np.empty((96, 333), np.float32))
-        tall = blas.gemm(b.T, a.T, np.empty((333, 96), np.float32))   # split by rows
+        tall = blas.gemm(b.T, a.T, np.empty((333, 96), np.float32))   # transposed operands
     finally:
         blas.set_num_threads(saved)
     expected = a.astype(np.float64) @ b
@@ -161,27 +162,6 @@ def test_concurrent_callers_get_their_own_products():
     for i in range(4):
         np.testing.assert_allclose(results[i], a.astype(np.float64) @ bs[i], rtol=1e-4,
                                    atol=1e-3)
-
-
-def test_pool_runs_every_task_and_reraises():
-    pool = GemmPool(3)
-    try:
-        seen = []
-        lock = threading.Lock()
-
-        def record(i):
-            with lock:
-                seen.append(i)
-        pool.run([(record, (i,)) for i in range(50)])
-        assert sorted(seen) == list(range(50))
-
-        def fail():
-            raise ValueError("task failed")
-        with pytest.raises(ValueError, match="task failed"):
-            pool.run([(record, (-1,)), (fail, ()), (record, (-2,))])
-        assert -1 in seen and -2 in seen
-    finally:
-        pool.close()
 
 
 def test_choose_coretype_from_flags():
@@ -296,28 +276,82 @@ def test_missing_package_loads_nothing(monkeypatch):
     assert blas._load_own() is None
 
 
-def test_pool_backs_off_to_the_caller_after_a_stall():
-    """A helper that holds its task much longer than the caller worked is a stall: the next
-    call runs every task on the calling thread."""
-    import time
-    pool = GemmPool(2)
-    ran_on = []
+class _Recorder:
+    """An AdaptiveThreads target: records the thread counts set and the calls made."""
 
-    def task():
-        main = threading.current_thread() is threading.main_thread()
-        ran_on.append(main)
-        time.sleep(0.02 if main else 0.2)
+    def __init__(self):
+        self.counts, self.ran = [], []
+
+    def set_threads(self, count):
+        self.counts.append(count)
+
+    def task(self, seconds):
+        """A 'BLAS call' that takes ``seconds`` and notes the thread count it ran on."""
+        def call():
+            time.sleep(seconds)
+            self.ran.append(self.counts[-1])
+        return (call, ())
+
+
+def test_adaptive_threads_keep_every_thread_while_nothing_stalls():
+    """Products as fast as one thread's rate predicts (or faster) run on every thread."""
+    target = _Recorder()
+    policy = AdaptiveThreads(2, target.set_threads)
+    policy.serial_rate = 1e9                      # one thread: 1e9 multiply-adds a second
+    for _ in range(5):
+        policy.run([target.task(0.001)], work=1e9)      # one thread would take 1 s
+    assert target.ran == [2] * 5 and policy.stalls == 0 and policy.serial_left == 0
+    assert target.counts == [2]                    # set once, not per product
+
+
+def test_adaptive_threads_back_off_to_one_thread_after_a_stall_and_return():
+    """A product slower than STALL_FACTOR x one thread's time is a stall: the next products
+    run on one thread (1, then 2 after a second stall), then every thread again."""
+    target = _Recorder()
+    policy = AdaptiveThreads(2, target.set_threads)
+    policy.serial_rate = 1e7                           # 2e6 multiply-adds: 0.2 s
+    slow = 0.2 * blas_threads.STALL_FACTOR * 1.3       # over the stall limit
+    policy.run([target.task(slow)], work=2e6)
+    assert policy.stalls == 1 and policy.serial_left == 1 and target.ran == [2]
+    policy.run([target.task(0.0)], work=2e6)            # the one serial product
+    assert target.ran[-1] == 1 and policy.serial_left == 0
+    policy.run([target.task(slow)], work=2e6)          # tried on 2 again: stalls again
+    assert target.ran[-1] == 2 and policy.stalls == 2 and policy.serial_left == 2
+    for _ in range(2):
+        policy.run([target.task(0.0)], work=2e6)
+    assert target.ran[-2:] == [1, 1]
+    policy.run([target.task(0.0)], work=2e6)            # back on 2, no stall: back-off halves
+    assert target.ran[-1] == 2 and policy.stalls == 2 and policy.backoff == 2
+
+
+def test_adaptive_threads_do_not_judge_short_products():
+    """A product below JUDGED_MIN_WORK is never a stall, however slow."""
+    target = _Recorder()
+    policy = AdaptiveThreads(2, target.set_threads)
+    policy.serial_rate = 1e9
+    policy.run([target.task(0.01)], work=blas_threads.JUDGED_MIN_WORK - 1)
+    assert policy.stalls == 0 and target.ran == [2]
+
+
+def test_adaptive_threads_measure_one_thread_first():
+    """Without a known one-thread rate (and no calibration product), the first judged
+    products run on one thread and set it; a one-thread policy never sets more."""
+    target = _Recorder()
+    policy = AdaptiveThreads(2, target.set_threads)
+    policy.run([target.task(0.001)], work=1e7)
+    assert target.ran == [1] and policy.serial_rate > 0
+    single = _Recorder()
+    AdaptiveThreads(1, single.set_threads).run([single.task(0.0)], work=1e9)
+    assert single.ran == [1]
+
+
+@needs_own
+def test_calibration_measures_a_plausible_rate():
+    """The calibration product runs on irlib's OpenBLAS and gives a finite positive rate."""
+    own = blas._OWN
+    policy = AdaptiveThreads(2, own.set_num_threads, own.gemm[np.dtype(np.float32)])
     try:
-        for _ in range(10):          # until the helper took a task (it may wake too late)
-            ran_on.clear()
-            pool.run([(task, ()), (task, ())])
-            if not all(ran_on):
-                break
-        if all(ran_on):
-            pytest.skip("the helper thread never got a task on this (busy) machine")
-        assert pool.stalls >= 1 and pool.serial_left >= 1
-        ran_on.clear()
-        pool.run([(task, ()), (task, ())])
-        assert ran_on == [True, True]            # backed off: both on the caller
+        rate = policy.calibrate()
     finally:
-        pool.close()
+        own.set_num_threads(blas.get_num_threads())
+    assert 1e7 < rate < 1e13
