@@ -278,6 +278,38 @@ def _anchor_kernel(op_name: str):
     return (kernel, False) if kernel is not None else (get_def(op_name).impl, True)
 
 
+COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                         "greater_equal"})
+"""Ops whose integer operands a generated kernel may read: the result is a bool, so
+numpy's integer arithmetic rules (division, overflow, rounding) never come into it."""
+
+
+def _compared_integers(nodes) -> set:
+    """Integer tensors of a group (parameters, constants) whose every use is an operand of
+    a comparison with another operand of the same dtype (a silero-vad ``If`` condition's
+    ``equal(sr, 16000)`` on int64): the generator reads them as they are."""
+    users: dict = {}
+    for node in nodes:
+        if isinstance(node, E.Call):
+            for arg in node.args:
+                users.setdefault(arg, []).append(node)
+    allowed = set()
+    for node in nodes:
+        if not isinstance(node, (E.Var, E.Constant)):
+            continue
+        ty = node._checked_type
+        if not isinstance(ty, TensorType) or not (ty.dtype.startswith("int")
+                                                  or ty.dtype.startswith("uint")):
+            continue
+        uses = users.get(node, [])
+        if uses and all(isinstance(u.op, E.Op) and u.op.name in COMPARISONS
+                        and len(u.args) == 2
+                        and all(getattr(a._checked_type, "dtype", None) == ty.dtype
+                                for a in u.args) for u in uses):
+            allowed.add(node)
+    return allowed
+
+
 class _Group:
     """What the generator needs to know about a group, or why it cannot take it."""
 
@@ -287,6 +319,8 @@ class _Group:
         self.scalar_slots: list = []
         self.slot_of: dict = {}         # tensor input node -> flat input position
         leaves: dict = {}               # (tuple param, path) -> leaf name
+        self.nodes = _nodes(func.body)
+        compared = _compared_integers(self.nodes)
         for param in func.params:
             stack = [(param._checked_type, ())]
             while stack:
@@ -294,7 +328,7 @@ class _Group:
                 if isinstance(ty, TupleType):
                     stack.extend((f, path + (i,)) for i, f in reversed(list(enumerate(ty.fields))))
                     continue
-                if not _is_float_tensor(ty):
+                if not _is_float_tensor(ty) and not (not path and param in compared):
                     raise Unsupported(f"input of type {ty}")
                 name = f"a{len(self.arg_names)}"
                 if len(ty.shape) == 0:
@@ -305,7 +339,6 @@ class _Group:
                 else:
                     self.inputs[param] = name
                     self.slot_of[param] = len(self.arg_names) - 1
-        self.nodes = _nodes(func.body)
         take_indices = {id(n.args[1]) for n in self.nodes            # inlined takes' indices
                         if isinstance(n, E.Call) and isinstance(n.op, E.Op)
                         and n.op.name == "take" and constant_take_index(n) is not None}
@@ -336,7 +369,7 @@ class _Group:
                     raise Unsupported(f"dtype {ty.dtype}")
             elif isinstance(node, E.Constant):
                 if node.data.numpy().dtype.name not in FLOAT_DTYPES | {"bool"} \
-                        and id(node) not in take_indices:
+                        and id(node) not in take_indices and node not in compared:
                     raise Unsupported("non-float constant")
         for node in self.nodes:             # tuple params may only be projected
             if isinstance(node, (E.Call, E.Tuple)):
@@ -475,22 +508,40 @@ as the anchor kernel. It is OpenBLAS's own threshold for going multi-threaded.""
 
 
 def _inline_anchor(node, operands, symbolic: bool = False):
-    """numba source computing a small ``nn.dense`` inside the kernel, or None.
+    """numba source computing a small ``nn.dense`` or 2-D ``nn.matmul`` inside the kernel,
+    or None.
 
-    With ``symbolic=False``: for a static dense of at most :data:`INLINE_DENSE_MAX_FLOPS`.
-    With ``symbolic=True``: for a dense whose size is symbolic (the caller decides per call).
+    With ``symbolic=False``: for a static product of at most :data:`INLINE_DENSE_MAX_FLOPS`
+    multiply-adds (``nn.matmul`` with either operand transposed too: a small model's
+    projections, silero-vad's ``(1, 512) @ (512, 256)`` front end and ``(1, 64) @ (64, 1)``
+    head run in ~1 us instead of ~5-6 through the BLAS wrapper).
+    With ``symbolic=True``: for an ``nn.dense`` whose size is symbolic (the caller decides
+    per call).
     """
-    if node.op.name != "nn.dense" or not all(isinstance(o, int) for o in operands):
+    name = node.op.name
+    if name not in ("nn.dense", "nn.matmul") or not all(isinstance(o, int) for o in operands):
         return None
     data, weight = node.args
     types = [data._checked_type, weight._checked_type, node._checked_type]
     if any(len(t.shape) != 2 for t in types) or len({t.dtype for t in types}) != 1 \
             or types[0].dtype not in FLOAT_DTYPES:
         return None
-    (rows, depth), units = types[0].shape, types[1].shape[0]
+    left, right = f"a{operands[0]}", f"a{operands[1]}"
+    if name == "nn.dense":
+        right += ".T"
+    else:
+        if symbolic:
+            return None
+        attrs = dict(node.attrs) if node.attrs is not None else {}
+        if attrs.get("transpose_a"):
+            left += ".T"
+        if attrs.get("transpose_b"):
+            right += ".T"
+    rows, units = types[2].shape
+    depth = types[0].shape[0 if left.endswith(".T") else 1]
     is_static = all(isinstance(d, int) for d in (rows, depth, units))
     if symbolic:
-        return None if is_static else f"np.dot(a{operands[0]}, a{operands[1]}.T)"
+        return None if is_static else f"np.dot({left}, {right})"
     if not is_static or int(rows) * int(depth) * int(units) > INLINE_DENSE_MAX_FLOPS:
         return None
-    return f"np.dot(a{operands[0]}, a{operands[1]}.T)"
+    return f"np.dot({left}, {right})"

@@ -138,6 +138,8 @@ def literal(value: float, dtype: str) -> str:
     """A scalar literal of ``dtype`` as numba source."""
     if dtype == "bool":
         return "True" if value else "False"
+    if dtype.startswith("int") or dtype.startswith("uint"):    # compared integers: exact
+        return f"np.{dtype}({int(value)})"
     number = float(value)
     if number != number:
         return f"np.{dtype}(np.nan)"
