@@ -154,7 +154,11 @@ def _dynamic_quantize_linear(ctx, inputs, attrs):
     zero = ctx.const(np.float32(0))
     high = ctx.emit("maximum", ctx.emit("max", data, axis=None, keepdims=False), zero)
     low = ctx.emit("minimum", ctx.emit("min", data, axis=None, keepdims=False), zero)
-    scale = ctx.emit("divide", ctx.emit("subtract", high, low), ctx.const(np.float32(255)))
+    # onnxruntime's scale for an all-zero tensor (max == min == 0) is 1, not 0 (0 would make
+    # every x / scale NaN)
+    scale = ctx.emit("where", ctx.emit("equal", high, low), ctx.const(np.float32(1)),
+                     ctx.emit("divide", ctx.emit("subtract", high, low),
+                              ctx.const(np.float32(255))))
     zero_point = ctx.emit("cast", ctx.emit("clip", ctx.emit("round", ctx.emit(
         "divide", ctx.emit("negative", low), scale)), a_min=0.0, a_max=255.0), dtype="uint8")
     quantized = _quantize_linear(ctx, [data, scale, zero_point], {})
