@@ -202,6 +202,7 @@ class GraphRuntime:
                 args = [a.reshape(-1) for a in args]
             calls.append((fn, tuple(args)))
         self.calls = calls
+        self._chained = None        # run()'s calls with small kernels chained, made on use
         self._fast = None           # call_arrays' input/output arrays, remade on next use
 
     def _rebind(self, entry: int, array: np.ndarray) -> None:
@@ -389,15 +390,25 @@ class GraphRuntime:
     # -- running ------------------------------------------------------------------------------
     def run(self) -> None:
         """Execute every op node in order (the first time, with the anchor kernels' numba
-        compiles shown as progress: :func:`interp.kernel_compile.watch_compiles`)."""
-        if not self._ran:
-            from .kernel_compile import watch_compiles
-            with watch_compiles():
-                for fn, args in self.calls:
-                    fn(*args)
-            self._ran = True
-            return
-        for fn, args in self.calls:
+        compiles shown as progress: :func:`interp.kernel_compile.watch_compiles`).
+
+        From the second run on, runs of small generated kernels are called as one chain
+        each (:mod:`interp.graph_chains`; made, and compiled, on that second run)."""
+        calls = self._chained
+        if calls is None:
+            if self._ran:
+                from .graph_chains import chain_calls
+                from .kernel_compile import watch_compiles
+                with watch_compiles():
+                    self._chained = calls = chain_calls(self.calls)
+            else:
+                from .kernel_compile import watch_compiles
+                with watch_compiles():
+                    for fn, args in self.calls:
+                        fn(*args)
+                self._ran = True
+                return
+        for fn, args in calls:
             fn(*args)
 
 

@@ -1,0 +1,121 @@
+"""Which of a graph's node calls run as one chain (:mod:`jitkernels.codegen.chain`).
+
+The graph executor calls each op node's function from Python. For a generated kernel on a
+few hundred floats that call costs more than the kernel's work (~0.5-0.7 us of argument
+checks and unboxing, against ~0.2-1 us of arithmetic), so a small model such as
+silero-vad's (an 8-step LSTM: ~50 nodes on vectors of 64-256 floats) is dominated by it.
+:func:`chain_calls` replaces every run of at least :data:`CHAIN_MIN_CALLS` consecutive calls
+of generated kernels whose arrays all hold at most :data:`CHAIN_MAX_ELEMENTS` elements by
+one call of a generated chain function taking the run's distinct arrays as one tuple.
+
+Cost rule: a chain is compiled once per distinct run (numba, a fraction of a second to a
+few seconds for ~50 kernels; cached on disk like the kernels), so the runtime chains a
+graph on its second run, never on its first (a graph run once pays nothing); big arrays
+are left alone because there the call overhead is a small share. ``IRLIB_GRAPH_CHAINS=0``
+(``off``/``false``/``no``) turns chaining off.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["chain_calls", "enabled", "CHAIN_MIN_CALLS", "CHAIN_MAX_ELEMENTS", "ENV_SWITCH"]
+
+CHAIN_MIN_CALLS = 3
+"""Fewest consecutive chainable calls worth a chain."""
+
+CHAIN_MAX_ELEMENTS = 16384
+"""Largest array (elements) a chained call may touch: above it a kernel's work is tens of
+microseconds and the ~0.5 us call overhead is no longer worth a compile."""
+
+ENV_SWITCH = "IRLIB_GRAPH_CHAINS"
+"""Environment variable: ``0`` (``off``/``false``/``no``) disables chains (read per call of
+:func:`chain_calls`)."""
+
+
+def enabled() -> bool:
+    """Whether the graph executor chains small generated kernels (:data:`ENV_SWITCH`)."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _digest(fn, args) -> str | None:
+    """The kernel digest of a call that may be chained, else None."""
+    from jitkernels.codegen.chain import kernel_digest
+    digest = kernel_digest(fn)
+    if digest is None:
+        return None
+    for array in args:
+        if type(array) is not np.ndarray or array.size > CHAIN_MAX_ELEMENTS \
+                or array.ndim == 0:
+            return None
+    return digest
+
+
+def _chain(run: list):
+    """One ``(chain function, (arrays,))`` call for ``run`` (``[(fn, args, digest)]``), or
+    None when it cannot be compiled."""
+    import numba
+    from jitkernels.codegen.chain import compile_chain
+    arrays, position = [], {}
+    arguments = []
+    for _, args, _ in run:
+        slots = []
+        for array in args:
+            key = id(array)
+            if key not in position:
+                position[key] = len(arrays)
+                arrays.append(array)
+            slots.append(position[key])
+        arguments.append(tuple(slots))
+    fn = compile_chain([digest for _, _, digest in run], arguments)
+    if fn is None:
+        return None
+    values = tuple(arrays)
+    try:
+        fn.compile((numba.typeof(values),))
+    except Exception:       # noqa: BLE001 - any numba failure: keep the separate calls
+        return None
+    return fn, (values,)
+
+
+def chain_calls(calls: list) -> list:
+    """``calls`` (``[(fn, args)]``, the graph's node calls in order) with every run of
+    chainable calls (see the module docstring) replaced by one chain call.
+
+    Args:
+        calls: the node calls; not modified.
+
+    Returns:
+        A new list doing the same work in the same order (``calls`` itself when chaining
+        is off, numba or the code generator is missing, or nothing is chained).
+    """
+    if not enabled():
+        return calls
+    try:
+        import jitkernels.codegen.chain  # noqa: F401
+    except ImportError:
+        return calls
+    result, run = [], []
+    changed = False
+
+    def flush():
+        nonlocal changed
+        chained = _chain(run) if len(run) >= CHAIN_MIN_CALLS else None
+        if chained is None:
+            result.extend((fn, args) for fn, args, _ in run)
+        else:
+            result.append(chained)
+            changed = True
+        run.clear()
+
+    for fn, args in calls:
+        digest = _digest(fn, args)
+        if digest is None:
+            flush()
+            result.append((fn, args))
+        else:
+            run.append((fn, args, digest))
+    flush()
+    return result if changed else calls
