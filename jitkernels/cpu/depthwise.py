@@ -9,9 +9,10 @@ whose innermost loop is contiguous and vectorises:
   A horizontal stride of 2 first splits the buffer's even and odd columns (one
   interleaved pass), so each tap is again a contiguous loop; small stride-1 planes
   accumulate each tap over the whole flattened plane at once (:func:`_accumulate_flat`).
-* channels-last (:func:`depthwise_nhwc`): one task per ``(n, output row)``; every tap adds
-  ``w[b, e, :] * x[n, y, xx, :]`` over the contiguous channels; a fused epilogue (bias,
-  ReLU, ...) finishes each row while it is in L1.
+* channels-last (:func:`depthwise_nhwc`): :mod:`jitkernels.cpu.depthwise_nhwc`, whole
+  16-channel vector blocks with the nine taps summed in registers, along output rows or
+  through zero-padded per-block planes, a fused epilogue (bias, ReLU, ...) applied before
+  each block is stored.
 
 Both overwrite ``out``. Accumulation is in the data's dtype, tap by tap (so results may
 differ from a float64 reference in the last bits).
@@ -20,12 +21,12 @@ differ from a float64 reference in the last bits).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, prange
 
-from .conv_core import _valid_range
-from .epilogue import apply_pixel, empty
+from .depthwise_nhwc import depthwise_nhwc_blocked
+from .epilogue import empty
 
-__all__ = ["depthwise_nchw", "depthwise_nhwc", "depthwise_nhwc_fused"]
+__all__ = ["depthwise_nchw", "depthwise_nhwc"]
 
 _CHUNKS = 64
 """Channel chunks of :func:`depthwise_nchw` (several per thread, for balance)."""
@@ -210,8 +211,8 @@ def depthwise_nchw(x, w, out, strides, dilation, pads):
 
 
 def depthwise_nhwc(x, w, out, strides, dilation, pads, epilogue=None):
-    """Channels-last depthwise convolution with multiplier 1 (:func:`depthwise_nhwc_fused`
-    with ``epilogue``'s steps, or none).
+    """Channels-last depthwise convolution with multiplier 1, with ``epilogue``'s steps or
+    none (:func:`jitkernels.cpu.depthwise_nhwc.depthwise_nhwc_blocked`).
 
     Args:
         x: C-contiguous ``(N, H, W, C)``; w: C-contiguous ``(KH, KW, C)``;
@@ -220,61 +221,5 @@ def depthwise_nhwc(x, w, out, strides, dilation, pads, epilogue=None):
         epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue`, or None.
     """
     steps = epilogue if epilogue is not None else empty(out.dtype)
-    depthwise_nhwc_fused(x, w, out, strides, dilation, pads, steps.kinds, steps.vectors,
-                         steps.residual)
-
-
-@njit(cache=True, parallel=True)
-def depthwise_nhwc_fused(x, w, out, strides, dilation, pads, kinds, vectors, residual):
-    """Channels-last depthwise convolution with multiplier 1.
-
-    One task per output row. The row (``OW*C`` elements, in L1) is zeroed, then each tap
-    adds ``w[b, e, :] * x[n, y, j*sw + e*dw - left, :]`` for the output columns ``j`` whose
-    input column is inside the image, tap by tap (not pixel by pixel: a pixel's nine short
-    channel loops with their bounds checks ran several times slower). Indices are flat and
-    unsigned, so the channel loops vectorise.
-
-    A fused epilogue (:mod:`jitkernels.cpu.epilogue`: bias, batch norm, residual, ReLU) is
-    applied to the row's pixels right after the row is accumulated, while it is in L1.
-
-    Args:
-        x: C-contiguous ``(N, H, W, C)``; w: C-contiguous ``(KH, KW, C)``;
-        out: C-contiguous ``(N, OH, OW, C)``, overwritten.
-        strides, dilation, pads: pairs (pads are top, left).
-        kinds, vectors, residual: the epilogue's steps (``kinds`` empty: none); the
-            residual shaped like ``out`` when a step reads it.
-    """
-    rflat = residual.reshape(-1)
-    fused = kinds.shape[0] > 0
-    batch, height, width, channels = x.shape
-    kh, kw = w.shape[0], w.shape[1]
-    oh, ow = out.shape[1], out.shape[2]
-    source = x.reshape(-1)
-    target = out.reshape(-1)
-    weights = w.reshape(-1)
-    zero = target.dtype.type(0)
-    c = uint64(channels)
-    for task in prange(batch * oh):
-        n = task // oh
-        i = task % oh
-        row = uint64(task * ow * channels)
-        for m in range(uint64(ow * channels)):
-            target[row + m] = zero
-        for b in range(kh):
-            y = i * strides[0] - pads[0] + b * dilation[0]
-            if y < 0 or y >= height:
-                continue
-            line = uint64((n * height + y) * width * channels)
-            for e in range(kw):
-                offset = e * dilation[1] - pads[1]
-                lo, hi = _valid_range(offset, strides[1], width, ow)
-                tap = uint64((b * kw + e) * channels)
-                for j in range(lo, hi):
-                    into = row + uint64(j) * c
-                    start = line + uint64(j * strides[1] + offset) * c
-                    for k in range(c):
-                        target[into + k] += weights[tap + k] * source[start + k]
-        if fused:
-            for j in range(ow):
-                base = row + uint64(j) * c
-                apply_pixel(target, base, kinds, vectors, rflat, base)
+    depthwise_nhwc_blocked(x, w, out, strides, dilation, pads, steps.kinds, steps.vectors,
+                           steps.residual)

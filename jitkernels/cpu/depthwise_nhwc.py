@@ -1,0 +1,448 @@
+"""Channels-last depthwise 2-D convolution (multiplier 1) near memory speed, destination-passing.
+
+Strategy (issue #17: MobileNet's depthwise layers ran at 7-17 GFLOP/s, 3-5x the time of a
+copy of their bytes):
+
+* **Vector blocks.** Channels go in blocks of 16 (:data:`~jitkernels.cpu.simd.LANES`, one
+  AVX-512 register of float32). A block's 3x3 window is summed in registers by
+  :func:`~jitkernels.cpu.simd.row_dot` along a run of output pixels: the nine weight
+  vectors and the epilogue's scale and shift are loaded once per run, then each pixel costs
+  nine vector loads, nine fused multiply-adds and one store. numba's own loops stayed scalar
+  here (LLVM cannot rule out that the output overlaps the nine inputs), which is why the
+  previous kernel (one tap at a time over whole rows, the output row read and written per
+  tap) ran at 3-5x a copy.
+* **Two strategies**, chosen by :func:`use_planes` (``IRLIB_DEPTHWISE_NHWC=rows|planes``
+  forces one):
+
+  - *rows*: one task per ``(n, output row, channel chunk)`` reading the NHWC input in
+    place. The row's interior pixels (whole window inside the image) are one run per
+    block; the border pixels are runs of one whose taps outside the image are masked (they
+    read a zero block), so no element is bounds-checked. Channels are cut into chunks only
+    when there are too few rows for every thread to get several tasks.
+  - *planes*: one task per ``(n, channel block)``: the block is first copied into a
+    zero-padded ``(rows, columns, 16)`` plane (64-byte aligned), then every output row is
+    one run over the plane. With 512 or 1024 channels a pixel is 2-4 KiB, so the nine taps
+    of a block read lines 2-4 KiB apart that share one L1 set (eight ways): reading them
+    in place thrashes L1, the plane does not, and its padding removes the border cases.
+* **Epilogue in registers.** A fused epilogue (:mod:`jitkernels.cpu.epilogue`) that is a
+  chain of per-channel ADD/MUL steps followed by ReLUs (bias, batch norm, ReLU: every
+  MobileNet layer) is composed into one ``max(floor, v * scale + shift)`` applied to each
+  block before it is stored. Other chains (a residual, a ReLU in the middle) run step by
+  step on each block's output row right after it is computed, while it is in L1.
+* Channels past the last whole block (``C % 16``) take a plain scalar loop. Layers with
+  less work than :data:`SERIAL_MAX_WORK` run on the calling thread; the others split their
+  tasks into one contiguous range per numba thread.
+
+Accumulation is in the data's dtype, tap by tap in window order (fused multiply-adds where
+the CPU has them), so results may differ from a float64 reference in the last bits.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import get_num_threads, njit, prange
+
+from .epilogue import ADD, MUL, RELU, RESIDUAL
+from .simd import (LANES, row_add_into, row_affine, row_copy, row_dot, row_fill, row_fma,
+                   row_mul_into)
+
+__all__ = ["depthwise_nhwc_blocked", "ENV_STRATEGY", "SERIAL_MAX_WORK", "MIN_TASKS",
+           "PLANE_MAX_BYTES", "channel_chunks", "plane_shape", "use_planes"]
+
+SERIAL_MAX_WORK = 1 << 16
+"""Multiply-adds (output elements x window taps) below which the kernel runs on the calling
+thread: a parallel launch and its closing barrier cost ~2 us on an idle machine but tens of
+us when the worker thread has been descheduled; the whole layer takes ~10 us below this."""
+
+ENV_STRATEGY = "IRLIB_DEPTHWISE_NHWC"
+"""Environment variable: ``rows`` or ``planes`` forces that strategy (read at each call);
+anything else, or unset, leaves the choice to :func:`use_planes`."""
+
+PLANE_MAX_BYTES = 64 << 10
+"""Largest zero-padded channel-block plane (bytes) for which the planes strategy is chosen
+(it stays in L1/L2 while the block's output is computed from it)."""
+
+MIN_TASKS = 16
+"""Fewest tasks the channel chunking aims for (several per thread, for balance)."""
+
+
+def channel_chunks(rows: int, channels: int) -> int:
+    """How many channel chunks each output row is cut into: enough for :data:`MIN_TASKS`
+    tasks, at most one per whole block of :data:`~jitkernels.cpu.simd.LANES` channels.
+
+    Args:
+        rows: output rows over the batch (``N * OH``).
+        channels: the channels ``C``.
+    """
+    blocks = max(1, channels // LANES)
+    wanted = -(-MIN_TASKS // max(rows, 1))
+    return max(1, min(blocks, wanted))
+
+
+@njit(cache=True)
+def _compose(kinds, vectors, channels):
+    """``(scale, shift, floor, rest)``: an epilogue chain of ADD/MUL steps then ReLUs as
+    ``max(floor, v * scale + shift)`` with ``rest`` empty; any other chain as the identity
+    (``scale = 1, shift = 0, floor = -inf``) with ``rest = kinds`` (run step by step)."""
+    dtype = vectors.dtype
+    scale = np.ones(channels, dtype)
+    shift = np.zeros(channels, dtype)
+    steps = kinds.shape[0]
+    end = steps
+    while end > 0 and kinds[end - 1] == RELU:
+        end -= 1
+    for s in range(end):
+        if kinds[s] != ADD and kinds[s] != MUL:
+            return scale, shift, -np.inf, kinds
+    for s in range(end):
+        for c in range(channels):
+            if kinds[s] == ADD:
+                shift[c] += vectors[s, c]
+            else:
+                scale[c] *= vectors[s, c]
+                shift[c] *= vectors[s, c]
+    floor = 0.0 if end < steps else -np.inf
+    return scale, shift, floor, kinds[:0]
+
+
+@njit(cache=True)
+def _aligned_zeros(count, like):
+    """``count`` zeros of ``like``'s dtype starting at a 64-byte boundary (a block of 16
+    float32 is then one cache line)."""
+    raw = np.zeros(count + 64 // like.itemsize, like.dtype)
+    skip = (-raw.ctypes.data) % 64 // like.itemsize
+    return raw[skip:skip + count]
+
+
+@njit(cache=True)
+def _tap_columns(j0, j1, stride, offset, width):
+    """The output columns ``[lo, hi)`` within ``[j0, j1)`` whose input column
+    ``j*stride + offset`` lies in ``[0, width)`` (``lo == hi`` when none do)."""
+    lo = j0
+    if lo * stride + offset < 0:
+        lo = (-offset + stride - 1) // stride
+    hi = j1
+    if (hi - 1) * stride + offset >= width:
+        hi = (width - 1 - offset) // stride + 1 if width - 1 - offset >= 0 else 0
+    return lo, max(lo, hi)
+
+
+@njit(cache=True)
+def _mask_3x3(y0, dh, height, x0, dw, width):
+    """Bit ``3b + e`` set where tap ``(b, e)`` of a 3x3 window at input ``(y0, x0)`` lies
+    inside the image."""
+    mask = 0
+    for b in range(3):
+        y = y0 + b * dh
+        if 0 <= y < height:
+            for e in range(3):
+                xx = x0 + e * dw
+                if 0 <= xx < width:
+                    mask |= 1 << (3 * b + e)
+    return mask
+
+
+@njit(cache=True)
+def _row_blocks(source, weights, target, geometry, n, i, c_lo, blocks, col_lo, col_hi,
+                scale, shift, floor, rest, vflat, rflat, zeros):
+    """Output row ``(n, i)``, the ``blocks`` whole channel blocks from ``c_lo``, epilogue
+    included. Nothing inside the loops calls a function that takes arrays (each such call
+    would cost atomic reference-count updates)."""
+    height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
+    c = channels
+    y0 = i * sh - top
+    out_row = (n * oh + i) * ow * c
+    if kh == 3 and kw == 3:
+        # Every pixel through row_dot: the interior columns as one run, the border
+        # columns one by one, with the taps outside the image masked off.
+        lines = ((n * height + y0) * width if 0 <= y0 < height else 0,
+                 (n * height + y0 + dh) * width if 0 <= y0 + dh < height else 0,
+                 (n * height + y0 + 2 * dh) * width if 0 <= y0 + 2 * dh < height else 0)
+        taps = (0, c, 2 * c, 3 * c, 4 * c, 5 * c, 6 * c, 7 * c, 8 * c)
+        d1, d2 = dw * c, 2 * dw * c
+        interior = col_lo < col_hi
+        j = 0
+        while j < ow:
+            count = 1
+            if interior and j == col_lo:
+                count = col_hi - col_lo
+            x0 = j * sw - left
+            mask = _mask_3x3(y0, dh, height, x0, dw, width)
+            r0 = (lines[0] + x0) * c + c_lo
+            r1 = (lines[1] + x0) * c + c_lo
+            r2 = (lines[2] + x0) * c + c_lo
+            run = (r0, r0 + d1, r0 + d2, r1, r1 + d1, r1 + d2, r2, r2 + d1, r2 + d2)
+            at = out_row + j * c + c_lo
+            for q in range(blocks):
+                shift_q = q * LANES
+                row_dot(target, at + shift_q, c, source,
+                        (run[0] + shift_q, run[1] + shift_q, run[2] + shift_q,
+                         run[3] + shift_q, run[4] + shift_q, run[5] + shift_q,
+                         run[6] + shift_q, run[7] + shift_q, run[8] + shift_q), sw * c,
+                        weights,
+                        (taps[0] + c_lo + shift_q, taps[1] + c_lo + shift_q,
+                         taps[2] + c_lo + shift_q, taps[3] + c_lo + shift_q,
+                         taps[4] + c_lo + shift_q, taps[5] + c_lo + shift_q,
+                         taps[6] + c_lo + shift_q, taps[7] + c_lo + shift_q,
+                         taps[8] + c_lo + shift_q),
+                        count, scale, shift, c_lo + shift_q, floor, zeros, mask)
+            j += count
+    else:
+        # Other windows: tap by tap over the columns where the tap is inside the image.
+        at = out_row + c_lo
+        for q in range(blocks):
+            row_fill(target, at + q * LANES, c, 0.0, ow)
+        for b in range(kh):
+            y = y0 + b * dh
+            if y < 0 or y >= height:
+                continue
+            for e in range(kw):
+                offset = e * dw - left
+                lo, hi = _tap_columns(0, ow, sw, offset, width)
+                if lo == hi:
+                    continue
+                start = ((n * height + y) * width + lo * sw + offset) * c + c_lo
+                tap = (b * kw + e) * c + c_lo
+                into = out_row + lo * c + c_lo
+                for q in range(blocks):
+                    row_fma(target, into + q * LANES, c, source, start + q * LANES, sw * c,
+                            weights, tap + q * LANES, hi - lo)
+        for q in range(blocks):
+            row_affine(target, at + q * LANES, c, scale, shift, c_lo + q * LANES, floor, ow)
+    for s in range(rest.shape[0]):
+        kind = rest[s]
+        for q in range(blocks):
+            ch = c_lo + q * LANES
+            if kind == ADD:
+                row_add_into(target, out_row + ch, c, vflat, s * c + ch, 0, ow)
+            elif kind == MUL:
+                row_mul_into(target, out_row + ch, c, vflat, s * c + ch, 0, ow)
+            elif kind == RESIDUAL:
+                row_add_into(target, out_row + ch, c, rflat, out_row + ch, c, ow)
+            else:
+                row_affine(target, out_row + ch, c, scale, shift, ch, 0.0, ow)
+
+
+@njit(cache=True)
+def _row_scalar(source, weights, target, geometry, n, i, c_lo, c_hi, scale, shift, floor,
+                rest, vflat, rflat):
+    """Output row ``(n, i)``, channels ``c_lo:c_hi`` (fewer than a block), element by
+    element."""
+    height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
+    zero = target.dtype.type(0)
+    for j in range(ow):
+        at = ((n * oh + i) * ow + j) * channels
+        for c in range(c_lo, c_hi):
+            total = zero
+            for b in range(kh):
+                y = i * sh - top + b * dh
+                if y < 0 or y >= height:
+                    continue
+                for e in range(kw):
+                    xx = j * sw - left + e * dw
+                    if 0 <= xx < width:
+                        total += (weights[(b * kw + e) * channels + c]
+                                  * source[((n * height + y) * width + xx) * channels + c])
+            value = total * scale[c] + shift[c]
+            target[at + c] = floor if value < floor else value
+            for s in range(rest.shape[0]):
+                kind = rest[s]
+                if kind == ADD:
+                    target[at + c] += vflat[s * channels + c]
+                elif kind == MUL:
+                    target[at + c] *= vflat[s * channels + c]
+                elif kind == RESIDUAL:
+                    target[at + c] += rflat[at + c]
+                elif target[at + c] < zero:
+                    target[at + c] = zero
+
+
+@njit(cache=True)
+def _row_tasks(source, weights, target, geometry, first, last, chunks, scale, shift, floor,
+               rest, vflat, rflat):
+    """Tasks ``first:last`` of the rows strategy: ``(n, output row, channel chunk)``, the
+    chunk fastest."""
+    height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
+    all_blocks = channels // LANES
+    # Output columns whose whole window lies inside the image: [col_lo, col_hi).
+    col_lo = min(ow, (left + sw - 1) // sw)
+    last_start = width - 1 - (kw - 1) * dw + left
+    col_hi = max(col_lo, min(ow, last_start // sw + 1 if last_start >= 0 else 0))
+    zeros = np.zeros(LANES, target.dtype)
+    for task in range(first, last):
+        chunk = task % chunks
+        n = task // chunks // oh
+        i = task // chunks % oh
+        c_lo = chunk * all_blocks // chunks * LANES
+        c_hi = channels if chunk == chunks - 1 else (chunk + 1) * all_blocks // chunks * LANES
+        blocks = (c_hi - c_lo) // LANES
+        _row_blocks(source, weights, target, geometry, n, i, c_lo, blocks, col_lo, col_hi,
+                    scale, shift, floor, rest, vflat, rflat, zeros)
+        if c_lo + blocks * LANES < c_hi:
+            _row_scalar(source, weights, target, geometry, n, i, c_lo + blocks * LANES, c_hi,
+                        scale, shift, floor, rest, vflat, rflat)
+
+
+def plane_shape(geometry) -> tuple:
+    """``(rows, columns)`` of the zero-padded plane the planes strategy copies a channel
+    block into: exactly the input rows/columns (padding included) the outputs read."""
+    height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
+    return (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
+
+
+@njit(cache=True)
+def _plane_tasks(source, weights, target, geometry, first, last, scale, shift, floor, rest,
+                 vflat, rflat):
+    """Tasks ``first:last`` of the planes strategy: ``(n, channel block)`` for the whole
+    blocks, then one ``(n, output row)`` task per row for the channels past them."""
+    height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
+    c = channels
+    blocks = c // LANES
+    span_h = (oh - 1) * sh + (kh - 1) * dh + 1
+    span_w = (ow - 1) * sw + (kw - 1) * dw + 1
+    rows = max(min(height, span_h - top), 0)
+    cols = max(min(width, span_w - left), 0)
+    line = span_w * LANES
+    # The plane's padding is zeroed once; each task rewrites only the image part.
+    plane = _aligned_zeros(span_h * line, target)
+    zeros = np.zeros(LANES, target.dtype)
+    block_tasks = target.shape[0] // (oh * ow * c) * blocks
+    for task in range(first, last):
+        if task >= block_tasks:
+            # The channels past the whole blocks, one output row per task.
+            row = task - block_tasks
+            _row_scalar(source, weights, target, geometry, row // oh, row % oh,
+                        blocks * LANES, c, scale, shift, floor, rest, vflat, rflat)
+            continue
+        n = task // blocks
+        ch = task % blocks * LANES
+        for y in range(rows):
+            row_copy(plane, ((y + top) * span_w + left) * LANES, LANES, source,
+                     (n * height + y) * width * c + ch, c, cols)
+        e1, e2 = dw * LANES, 2 * dw * LANES
+        for i in range(oh):
+            out_at = (n * oh + i) * ow * c + ch
+            r0 = i * sh * line
+            if kh == 3 and kw == 3:
+                r1, r2 = r0 + dh * line, r0 + 2 * dh * line
+                row_dot(target, out_at, c, plane,
+                        (r0, r0 + e1, r0 + e2, r1, r1 + e1, r1 + e2, r2, r2 + e1, r2 + e2),
+                        sw * LANES, weights,
+                        (ch, c + ch, 2 * c + ch, 3 * c + ch, 4 * c + ch, 5 * c + ch,
+                         6 * c + ch, 7 * c + ch, 8 * c + ch), ow, scale, shift, ch, floor,
+                        zeros, 511)
+            else:
+                row_fill(target, out_at, c, 0.0, ow)
+                for b in range(kh):
+                    for e in range(kw):
+                        row_fma(target, out_at, c, plane, r0 + b * dh * line + e * dw * LANES,
+                                sw * LANES, weights, (b * kw + e) * c + ch, ow)
+                row_affine(target, out_at, c, scale, shift, ch, floor, ow)
+            for s in range(rest.shape[0]):
+                kind = rest[s]
+                if kind == ADD:
+                    row_add_into(target, out_at, c, vflat, s * c + ch, 0, ow)
+                elif kind == MUL:
+                    row_mul_into(target, out_at, c, vflat, s * c + ch, 0, ow)
+                elif kind == RESIDUAL:
+                    row_add_into(target, out_at, c, rflat, out_at, c, ow)
+                else:
+                    row_affine(target, out_at, c, scale, shift, ch, 0.0, ow)
+
+
+@njit(cache=True)
+def _run(source, weights, target, geometry, first, last, chunks, scale, shift, floor, rest,
+         vflat, rflat, planes):
+    """Tasks ``first:last`` of the chosen strategy."""
+    if planes:
+        _plane_tasks(source, weights, target, geometry, first, last, scale, shift, floor,
+                     rest, vflat, rflat)
+    else:
+        _row_tasks(source, weights, target, geometry, first, last, chunks, scale, shift,
+                   floor, rest, vflat, rflat)
+
+
+@njit(cache=True)
+def _serial(source, weights, target, geometry, tasks, chunks, kinds, vectors, rflat, planes):
+    """All tasks on the calling thread."""
+    scale, shift, floor, rest = _compose(kinds, vectors, geometry[2])
+    _run(source, weights, target, geometry, 0, tasks, chunks, scale, shift, floor, rest,
+         vectors.reshape(-1), rflat, planes)
+
+
+@njit(cache=True, parallel=True)
+def _parallel(source, weights, target, geometry, tasks, chunks, kinds, vectors, rflat, planes,
+              pieces):
+    """The tasks cut into ``pieces`` contiguous ranges, one ``prange`` iteration each."""
+    scale, shift, floor, rest = _compose(kinds, vectors, geometry[2])
+    vflat = vectors.reshape(-1)
+    for piece in prange(pieces):
+        _run(source, weights, target, geometry, piece * tasks // pieces,
+             (piece + 1) * tasks // pieces, chunks, scale, shift, floor, rest, vflat, rflat,
+             planes)
+
+
+def use_planes(geometry, itemsize: int) -> bool:
+    """The cost rule between the two strategies: planes for stride-1 layers whose channel
+    block's padded plane (:func:`plane_shape`) fits in :data:`PLANE_MAX_BYTES`, with at
+    least one whole channel block; rows otherwise (measured on MobileNet's layers: planes
+    win 1.4-1.7x on 14x14x512 and 7x7x1024, whose rows of 2-4 KiB pixels make the nine
+    taps of a block share L1 sets; rows win by up to 1.5x on the large and strided ones,
+    where a plane would be one more pass over the input).
+
+    Args:
+        geometry: ``(H, W, C, OH, OW, KH, KW, sh, sw, dh, dw, top, left)``.
+        itemsize: bytes per element.
+    """
+    span_h, span_w = plane_shape(geometry)
+    return (geometry[2] >= LANES and geometry[7] == 1 and geometry[8] == 1
+            and span_h * span_w * LANES * itemsize <= PLANE_MAX_BYTES)
+
+
+def depthwise_nhwc_blocked(x, w, out, strides, dilation, pads, kinds, vectors, residual,
+                           threads=None, planes=None):
+    """Channels-last depthwise convolution with multiplier 1 and a fused epilogue.
+
+    Args:
+        x: C-contiguous ``(N, H, W, C)``; w: C-contiguous ``(KH, KW, C)``;
+        out: C-contiguous ``(N, OH, OW, C)``, overwritten; all three of one float dtype.
+        strides, dilation, pads: pairs (pads are top, left; the bottom/right padding is
+            implied by ``out``'s shape).
+        kinds, vectors, residual: the epilogue's steps (``kinds`` empty: none), their
+            ``(S, C)`` per-channel operands (C-contiguous, ``out``'s dtype), and the
+            residual shaped like ``out`` when a step reads it (else any small placeholder).
+        threads: the parallel pieces to cut the work into (default: numba's thread
+            count); 1 runs on the calling thread.
+        planes: the strategy (True: planes, False: rows); default :data:`ENV_STRATEGY`,
+            else :func:`use_planes`. Planes need at least one whole channel block.
+    """
+    batch, height, width, channels = x.shape
+    kh, kw = w.shape[0], w.shape[1]
+    oh, ow = out.shape[1], out.shape[2]
+    geometry = (height, width, channels, oh, ow, kh, kw, int(strides[0]), int(strides[1]),
+                int(dilation[0]), int(dilation[1]), int(pads[0]), int(pads[1]))
+    if planes is None:
+        forced = os.environ.get(ENV_STRATEGY, "").strip().lower()
+        planes = (forced == "planes" if forced in ("rows", "planes")
+                  else use_planes(geometry, out.itemsize))
+    planes = bool(planes) and channels >= LANES
+    if planes:
+        chunks = 1
+        tasks = batch * (channels // LANES) + (batch * oh if channels % LANES else 0)
+    else:
+        chunks = channel_chunks(batch * oh, channels)
+        tasks = batch * oh * chunks
+    if vectors.shape[1] != channels:        # no per-channel steps: any (S, C) will do
+        vectors = np.zeros((kinds.shape[0], channels), out.dtype)
+    source, target, weights = x.reshape(-1), out.reshape(-1), w.reshape(-1)
+    rflat = residual.reshape(-1)
+    if threads is None:
+        threads = get_num_threads()
+    if threads <= 1 or tasks < 2 or out.size * kh * kw < SERIAL_MAX_WORK:
+        _serial(source, weights, target, geometry, tasks, chunks, kinds, vectors, rflat,
+                planes)
+    else:
+        _parallel(source, weights, target, geometry, tasks, chunks, kinds, vectors, rflat,
+                  planes, min(tasks, threads))

@@ -1,0 +1,464 @@
+"""Vector operations on runs of :data:`LANES`-element blocks, as numba intrinsics.
+
+Why: numba cannot tell LLVM that a kernel's output array does not overlap its inputs, so a
+short loop such as ``for k in range(16): out[o + k] = w[a + k] * x[b + k] + ...`` over a
+3x3 window needs eighteen run-time overlap checks; LLVM gives up (its limit is eight) and
+emits scalar code. The channels-last depthwise and pooling kernels ran 4-6x slower than a
+copy of their bytes for that reason. These intrinsics emit the vector loads, the arithmetic
+and one store per block directly (LLVM IR ``<16 x float>`` / ``<16 x double>``, split into
+the CPU's widest registers: one AVX-512 register of float32, two AVX2 ones, ...).
+
+Every operation works on a *run*: ``count`` blocks of ``LANES`` consecutive elements, block
+``p`` of the output at flat offset ``at + p*out_step`` and of an input at ``offset +
+p*step`` (a row of output pixels, one channel block each, in a channels-last kernel). The
+operands that do not move along the run (weights, bias, scale) are loaded once, before the
+loop, and stay in registers. Arrays are 1-d and C-contiguous and share one float dtype;
+offsets and counts are integers (signed or unsigned); tuple arguments are ``UniTuple`` s of
+offsets whose length (the window's taps) is fixed at compile time. Nothing is bounds
+checked: the caller guarantees every block lies inside its array. Products and sums may be
+contracted into fused multiply-adds, never reassociated (the taps are summed in order).
+
+* :func:`row_dot`: ``out = max(floor, (sum_t w[w_t] * x[x_t]) * scale + shift)`` (a
+  depthwise window with its epilogue: ``scale = 1, shift = 0, floor = -inf`` for none);
+  a bit mask says which taps are inside the image: the others read a padding block (the
+  window-form functions all take such a mask and a padding block, so border pixels take
+  the same code as interior ones);
+* :func:`span_dot`, :func:`span_max`, :func:`span_sum`: the same along the channels of
+  one pixel (every operand moves by ``LANES`` per block: for rows of few pixels and many
+  channels, where a run along the row would be too short to pay for its set-up);
+* :func:`row_fma`: ``out += w[wa] * x[xa]`` (one tap);
+* :func:`row_max`: ``out = max(-inf, x[x_t]...)``, a NaN never winning (a pool window);
+* :func:`row_sum`: ``out = factor * sum_t x[x_t]``;
+* :func:`row_copy`, :func:`row_max_into`, :func:`row_add_into`, :func:`row_mul_into`:
+  ``out = x``, ``out = max(out, x)``, ``out += x``, ``out *= x`` (``step`` 0 broadcasts
+  one block, e.g. a bias);
+* :func:`row_affine`: ``out = max(floor, out * scale + shift)``;
+* :func:`row_fill`: ``out = value``; :func:`row_scale`: ``out *= factor``.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+__all__ = ["LANES", "row_dot", "row_fma", "row_max", "row_sum", "span_dot", "span_max",
+           "span_sum", "row_copy", "row_max_into",
+           "row_add_into", "row_mul_into", "row_affine", "row_fill", "row_scale"]
+
+LANES = 16
+"""Elements per block: one AVX-512 register of float32 (two AVX2 registers)."""
+
+_CONTRACT = ("contract",)
+
+
+def _flat(*arrays) -> bool:
+    """Whether all are 1-d C-contiguous float arrays of one dtype."""
+    return (all(isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"
+                and isinstance(a.dtype, types.Float) for a in arrays)
+            and len({a.dtype for a in arrays}) == 1)
+
+
+def _ints(*values) -> bool:
+    """Whether all are integer types."""
+    return all(isinstance(v, types.Integer) for v in values)
+
+
+def _numbers(*values) -> bool:
+    """Whether all are integer or float scalar types."""
+    return all(isinstance(v, (types.Integer, types.Float)) for v in values)
+
+
+def _taps(*tuples) -> bool:
+    """Whether all are non-empty integer ``UniTuple`` s of one length."""
+    return (all(isinstance(t, types.UniTuple) and t.count > 0
+                and isinstance(t.dtype, types.Integer) for t in tuples)
+            and len({t.count for t in tuples}) == 1)
+
+
+class _Emitter:
+    """LLVM IR helpers for one intrinsic call: its arguments as intp offsets, data pointers,
+    vector loads and stores, splats, the run loop."""
+
+    def __init__(self, context, builder, signature, args, dtype):
+        self.context, self.builder = context, builder
+        self.types, self.args = signature.args, args
+        self.scalar = context.get_data_type(dtype)
+        self.vector = ir.VectorType(self.scalar, LANES)
+        self.dtype = dtype
+        self.align = dtype.bitwidth // 8
+
+    def data(self, index):
+        """The data pointer of array argument ``index``."""
+        array = self.context.make_array(self.types[index])(self.context, self.builder,
+                                                           self.args[index])
+        return array.data
+
+    def intp(self, index):
+        """Integer argument ``index`` as an ``intp``."""
+        return self.context.cast(self.builder, self.args[index], self.types[index], types.intp)
+
+    def offsets(self, index):
+        """The items of tuple argument ``index`` as ``intp`` values."""
+        kind = self.types[index]
+        return [self.context.cast(self.builder, self.builder.extract_value(self.args[index], k),
+                                  kind.dtype, types.intp) for k in range(kind.count)]
+
+    def value(self, index):
+        """Scalar argument ``index`` converted to the vectors' dtype."""
+        return self.context.cast(self.builder, self.args[index], self.types[index], self.dtype)
+
+    def _pointer(self, data, offset):
+        element = self.builder.gep(data, [offset], inbounds=True)
+        return self.builder.bitcast(element, self.vector.as_pointer())
+
+    def load(self, data, offset):
+        """The block at element ``offset`` of ``data``."""
+        return self.builder.load(self._pointer(data, offset), align=self.align,
+                                 typ=self.vector)
+
+    def store(self, value, data, offset):
+        """Store a block at element ``offset`` of ``data``."""
+        self.builder.store(value, self._pointer(data, offset), align=self.align)
+
+    def splat(self, value):
+        """A vector with every lane the scalar ``value``."""
+        builder = self.builder
+        undefined = ir.Constant(self.vector, ir.Undefined)
+        single = builder.insert_element(undefined, value, ir.Constant(ir.IntType(32), 0))
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+        return builder.shuffle_vector(single, undefined, zeros)
+
+    def constant(self, number):
+        """A vector with every lane the Python float ``number``."""
+        return ir.Constant(self.vector, [ir.Constant(self.scalar, number)] * LANES)
+
+    def max_keep(self, current, value):
+        """``value`` where greater than ``current``, else ``current`` (NaN never wins)."""
+        greater = self.builder.fcmp_ordered(">", value, current)
+        return self.builder.select(greater, value, current)
+
+    def clamp(self, value, floor):
+        """``floor`` where ``value`` is below it, else ``value`` (NaN stays NaN)."""
+        below = self.builder.fcmp_ordered("<", value, floor)
+        return self.builder.select(below, floor, value)
+
+    def tap_bases(self, data, offsets, pad, mask, step):
+        """Per tap, ``(pointer, step)``: the element ``offsets[t]`` of ``data`` moving by
+        ``step`` where bit ``t`` of ``mask`` is set, else the fixed block ``pad``."""
+        builder, bases = self.builder, []
+        one, zero = ir.Constant(mask.type, 1), ir.Constant(mask.type, 0)
+        for t, offset in enumerate(offsets):
+            bit = builder.and_(builder.lshr(mask, ir.Constant(mask.type, t)), one)
+            inside = builder.icmp_unsigned("!=", bit, zero)
+            element = builder.gep(data, [offset], inbounds=True)
+            bases.append((builder.select(inside, element, pad),
+                          builder.select(inside, step, ir.Constant(step.type, 0))))
+        return bases
+
+    def moved(self, offset, step, index):
+        """``offset + index * step``."""
+        return self.builder.add(offset, self.builder.mul(index, step))
+
+    def run(self, count_index, body):
+        """Emit ``for p in range(count): body(p)``; returns the dummy value intrinsics
+        return."""
+        with cgutils.for_range(self.builder, self.intp(count_index)) as loop:
+            body(loop.index)
+        return self.context.get_dummy_value()
+
+
+@intrinsic
+def row_dot(typingctx, out, at, out_step, x, x_offsets, step, w, w_offsets, count, scale,
+            shift, ss_at, floor, pad, mask):
+    """``out[at + p*out_step:][:LANES] = max(floor, (sum_t w[w_offsets[t]:][:LANES] *
+    x[x_offsets[t] + p*step:][:LANES]) * scale[ss_at:][:LANES] + shift[ss_at:][:LANES])``
+    for ``p < count``; the taps ``t`` whose bit is clear in the integer ``mask`` read the
+    block ``pad[:LANES]`` (zeros) instead of ``x`` (a zero-padded image). The weight, scale
+    and shift blocks are loaded once."""
+    if not (_flat(out, x, w, scale, shift, pad) and _ints(at, out_step, step, count, ss_at, mask)
+            and _taps(x_offsets, w_offsets) and _numbers(floor)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data, zeros, mask_ = e.data(0), e.data(13), e.intp(14)
+        step_ = e.intp(5)
+        xs = e.tap_bases(e.data(3), e.offsets(4), zeros, mask_, step_)
+        weights = [e.load(e.data(6), wo) for wo in e.offsets(7)]
+        factor = e.load(e.data(9), e.intp(11))
+        offset = e.load(e.data(10), e.intp(11))
+        lowest = e.splat(e.value(12))
+        first, out_step_ = e.intp(1), e.intp(2)
+
+        def body(p):
+            total = None
+            for weight, (base, tap_step) in zip(weights, xs):
+                product = builder.fmul(weight, e.load(base, builder.mul(p, tap_step)),
+                                       flags=_CONTRACT)
+                total = product if total is None else builder.fadd(total, product,
+                                                                   flags=_CONTRACT)
+            total = builder.fadd(builder.fmul(total, factor, flags=_CONTRACT), offset,
+                                 flags=_CONTRACT)
+            e.store(e.clamp(total, lowest), out_data, e.moved(first, out_step_, p))
+        return e.run(8, body)
+    return types.void(out, at, out_step, x, x_offsets, step, w, w_offsets, count, scale,
+                      shift, ss_at, floor, pad, mask), codegen
+
+
+@intrinsic
+def row_fma(typingctx, out, at, out_step, x, xa, step, w, wa, count):
+    """``out[at + p*out_step:][:LANES] += w[wa:][:LANES] * x[xa + p*step:][:LANES]`` for
+    ``p < count``."""
+    if not (_flat(out, x, w) and _ints(at, out_step, xa, step, wa, count)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data, x_data = e.data(0), e.data(3)
+        weight = e.load(e.data(6), e.intp(7))
+        first, out_step_, xa_, step_ = e.intp(1), e.intp(2), e.intp(4), e.intp(5)
+
+        def body(p):
+            target = e.moved(first, out_step_, p)
+            product = builder.fmul(weight, e.load(x_data, e.moved(xa_, step_, p)),
+                                   flags=_CONTRACT)
+            e.store(builder.fadd(e.load(out_data, target), product, flags=_CONTRACT),
+                    out_data, target)
+        return e.run(8, body)
+    return types.void(out, at, out_step, x, xa, step, w, wa, count), codegen
+
+
+@intrinsic
+def row_max(typingctx, out, at, out_step, x, x_offsets, step, count, pad, mask):
+    """``out[at + p*out_step:][:LANES]`` = the lane-wise max of ``-inf`` and the blocks
+    ``x[x_offsets[t] + p*step:]`` of the taps whose bit is set in ``mask`` (the others read
+    ``pad[:LANES]``, -inf), a NaN never winning (the pools' rule), for ``p < count``."""
+    if not (_flat(out, x, pad) and _ints(at, out_step, step, count, mask) and _taps(x_offsets)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data = e.data(0)
+        xs = e.tap_bases(e.data(3), e.offsets(4), e.data(7), e.intp(8), e.intp(5))
+        first, out_step_ = e.intp(1), e.intp(2)
+
+        def body(p):
+            best = e.constant(float("-inf"))
+            for base, tap_step in xs:
+                best = e.max_keep(best, e.load(base, builder.mul(p, tap_step)))
+            e.store(best, out_data, e.moved(first, out_step_, p))
+        return e.run(6, body)
+    return types.void(out, at, out_step, x, x_offsets, step, count, pad, mask), codegen
+
+
+@intrinsic
+def row_sum(typingctx, out, at, out_step, x, x_offsets, step, count, factor, pad, mask):
+    """``out[at + p*out_step:][:LANES] = factor * sum_t x[x_offsets[t] + p*step:][:LANES]``
+    over the taps whose bit is set in ``mask`` (the others read ``pad[:LANES]``, zeros),
+    for ``p < count``."""
+    if not (_flat(out, x, pad) and _ints(at, out_step, step, count, mask) and _taps(x_offsets)
+            and _numbers(factor)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data = e.data(0)
+        xs = e.tap_bases(e.data(3), e.offsets(4), e.data(8), e.intp(9), e.intp(5))
+        first, out_step_ = e.intp(1), e.intp(2)
+        scale = e.splat(e.value(7))
+
+        def body(p):
+            total = None
+            for base, tap_step in xs:
+                value = e.load(base, builder.mul(p, tap_step))
+                total = value if total is None else builder.fadd(total, value)
+            e.store(builder.fmul(total, scale), out_data, e.moved(first, out_step_, p))
+        return e.run(6, body)
+    return types.void(out, at, out_step, x, x_offsets, step, count, factor, pad, mask), codegen
+
+
+@intrinsic
+def span_dot(typingctx, out, at, x, x_offsets, w, w_offsets, w_step, count, scale, shift,
+             ss_at, floor, pad, mask):
+    """:func:`row_dot` along the channels of one pixel: block ``p < count`` of the output
+    at ``at + p*LANES`` from the taps' blocks ``x[x_offsets[t] + p*LANES:]`` and
+    ``w[w_offsets[t] + p*w_step:]``, with ``scale``/``shift`` at ``ss_at + p*LANES``. Taps
+    whose bit is clear in ``mask`` read ``pad[p*LANES:]`` (zeros, at least ``count*LANES``
+    of them) instead of ``x``."""
+    if not (_flat(out, x, w, scale, shift, pad) and _ints(at, w_step, count, ss_at, mask)
+            and _taps(x_offsets, w_offsets) and _numbers(floor)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data, mask_ = e.data(0), e.intp(13)
+        lanes = ir.Constant(mask_.type, LANES)
+        xs = e.tap_bases(e.data(2), e.offsets(3), e.data(12), mask_, lanes)
+        w_data, w_step_ = e.data(4), e.intp(6)
+        ws = [builder.gep(w_data, [wo], inbounds=True) for wo in e.offsets(5)]
+        scale_base = builder.gep(e.data(8), [e.intp(10)], inbounds=True)
+        shift_base = builder.gep(e.data(9), [e.intp(10)], inbounds=True)
+        lowest = e.splat(e.value(11))
+        first = e.intp(1)
+
+        def body(p):
+            moved = builder.mul(p, lanes)
+            w_moved = builder.mul(p, w_step_)
+            total = None
+            for (x_base, _), w_base in zip(xs, ws):
+                product = builder.fmul(e.load(w_base, w_moved), e.load(x_base, moved),
+                                       flags=_CONTRACT)
+                total = product if total is None else builder.fadd(total, product,
+                                                                   flags=_CONTRACT)
+            total = builder.fadd(builder.fmul(total, e.load(scale_base, moved),
+                                              flags=_CONTRACT),
+                                 e.load(shift_base, moved), flags=_CONTRACT)
+            e.store(e.clamp(total, lowest), out_data, builder.add(first, moved))
+        return e.run(7, body)
+    return types.void(out, at, x, x_offsets, w, w_offsets, w_step, count, scale, shift,
+                      ss_at, floor, pad, mask), codegen
+
+
+def _span_pool(name: str, doc: str):
+    """An intrinsic ``name(out, at, x, x_offsets, count, factor, pad, mask)``: a max
+    (``factor`` ignored) or scaled sum over the taps, block ``p`` at ``+ p*LANES`` of
+    everything (the masked taps read ``pad[p*LANES:]``)."""
+    is_max = name == "span_max"
+
+    def typer(typingctx, out, at, x, x_offsets, count, factor, pad, mask):
+        if not (_flat(out, x, pad) and _ints(at, count, mask) and _taps(x_offsets)
+                and _numbers(factor)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            e = _Emitter(context, builder, signature, args, out.dtype)
+            out_data, mask_ = e.data(0), e.intp(7)
+            lanes = ir.Constant(mask_.type, LANES)
+            xs = e.tap_bases(e.data(2), e.offsets(3), e.data(6), mask_, lanes)
+            scale = e.splat(e.value(5))
+            first = e.intp(1)
+
+            def body(p):
+                moved = builder.mul(p, lanes)
+                total = e.constant(float("-inf")) if is_max else None
+                for base, _ in xs:
+                    value = e.load(base, moved)
+                    if is_max:
+                        total = e.max_keep(total, value)
+                    else:
+                        total = value if total is None else builder.fadd(total, value)
+                if not is_max:
+                    total = builder.fmul(total, scale)
+                e.store(total, out_data, builder.add(first, moved))
+            return e.run(4, body)
+        return types.void(out, at, x, x_offsets, count, factor, pad, mask), codegen
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+span_max = _span_pool("span_max", ":func:`row_max` along the channels of one pixel: block "
+                      "``p < count`` at ``+ p*LANES`` of the output and of every tap; masked "
+                      "taps read ``pad[p*LANES:]`` (-inf); ``factor`` is ignored.")
+span_sum = _span_pool("span_sum", ":func:`row_sum` along the channels of one pixel: block "
+                      "``p < count`` at ``+ p*LANES`` of the output and of every tap; masked "
+                      "taps read ``pad[p*LANES:]`` (zeros).")
+
+
+def _update(name: str, doc: str):
+    """An intrinsic ``name(out, at, out_step, x, xa, step, count)`` combining each output
+    block with an input block in place."""
+    def typer(typingctx, out, at, out_step, x, xa, step, count):
+        if not (_flat(out, x) and _ints(at, out_step, xa, step, count)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            e = _Emitter(context, builder, signature, args, out.dtype)
+            out_data, x_data = e.data(0), e.data(3)
+            first, out_step_, xa_, step_ = e.intp(1), e.intp(2), e.intp(4), e.intp(5)
+
+            def body(p):
+                target = e.moved(first, out_step_, p)
+                value = e.load(x_data, e.moved(xa_, step_, p))
+                current = None if name == "row_copy" else e.load(out_data, target)
+                if name == "row_copy":
+                    result = value
+                elif name == "row_max_into":
+                    result = e.max_keep(current, value)
+                elif name == "row_add_into":
+                    result = builder.fadd(current, value)
+                else:
+                    result = builder.fmul(current, value)
+                e.store(result, out_data, target)
+            return e.run(6, body)
+        return types.void(out, at, out_step, x, xa, step, count), codegen
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+row_copy = _update("row_copy", "``out[at + p*out_step:][:LANES] = x[xa + p*step:][:LANES]`` "
+                   "for ``p < count``.")
+row_max_into = _update("row_max_into", "``out[at + p*out_step:][:LANES] = max(out, x[xa + "
+                       "p*step:][:LANES])`` lane-wise (NaN never wins), ``p < count``.")
+row_add_into = _update("row_add_into", "``out[at + p*out_step:][:LANES] += x[xa + p*step:]"
+                       "[:LANES]`` for ``p < count``.")
+row_mul_into = _update("row_mul_into", "``out[at + p*out_step:][:LANES] *= x[xa + p*step:]"
+                       "[:LANES]`` for ``p < count``.")
+
+
+@intrinsic
+def row_affine(typingctx, out, at, out_step, scale, shift, ss_at, floor, count):
+    """``out[at + p*out_step:][:LANES] = max(floor, out * scale[ss_at:][:LANES] +
+    shift[ss_at:][:LANES])`` for ``p < count`` (NaN stays NaN)."""
+    if not (_flat(out, scale, shift) and _ints(at, out_step, ss_at, count)
+            and _numbers(floor)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data = e.data(0)
+        factor, offset = e.load(e.data(3), e.intp(5)), e.load(e.data(4), e.intp(5))
+        lowest = e.splat(e.value(6))
+        first, out_step_ = e.intp(1), e.intp(2)
+
+        def body(p):
+            target = e.moved(first, out_step_, p)
+            value = builder.fadd(builder.fmul(e.load(out_data, target), factor,
+                                              flags=_CONTRACT), offset, flags=_CONTRACT)
+            e.store(e.clamp(value, lowest), out_data, target)
+        return e.run(7, body)
+    return types.void(out, at, out_step, scale, shift, ss_at, floor, count), codegen
+
+
+@intrinsic
+def row_fill(typingctx, out, at, out_step, value, count):
+    """``out[at + p*out_step:][:LANES] = value`` for ``p < count``."""
+    if not (_flat(out) and _ints(at, out_step, count) and _numbers(value)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data, filled = e.data(0), e.splat(e.value(3))
+        first, out_step_ = e.intp(1), e.intp(2)
+        return e.run(4, lambda p: e.store(filled, out_data, e.moved(first, out_step_, p)))
+    return types.void(out, at, out_step, value, count), codegen
+
+
+@intrinsic
+def row_scale(typingctx, out, at, out_step, factor, count):
+    """``out[at + p*out_step:][:LANES] *= factor`` for ``p < count``."""
+    if not (_flat(out) and _ints(at, out_step, count) and _numbers(factor)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        e = _Emitter(context, builder, signature, args, out.dtype)
+        out_data, scale = e.data(0), e.splat(e.value(3))
+        first, out_step_ = e.intp(1), e.intp(2)
+
+        def body(p):
+            target = e.moved(first, out_step_, p)
+            e.store(builder.fmul(e.load(out_data, target), scale), out_data, target)
+        return e.run(4, body)
+    return types.void(out, at, out_step, factor, count), codegen
