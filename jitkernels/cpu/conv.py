@@ -22,7 +22,7 @@ import numpy as np
 from .. import register_kernel
 from .._geometry import (SPATIAL, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
                          padding_pairs, reference, to3, to_canonical)
-from . import conv_core, depthwise, winograd
+from . import conv_core, depthwise, direct_conv, winograd
 
 
 def prefers_channels_last(data_shape, weight_shape, groups: int, dtype) -> bool:
@@ -198,7 +198,16 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups, result=
            else result.reshape(batch, out_channels, positions))
     pointwise = (all(k == 1 for k in kernel) and all(s == 1 for s in strides)
                  and not any(before) and not any(after))
-    if pointwise:
+    if n in (1, 2) and out.size and direct_conv.direct_pays(
+            x.shape[1], out_channels, kernel, batch * positions, groups):
+        lead = (1,) * (2 - n)              # a 1-D convolution as height 1
+        direct_conv.conv2d_direct(
+            np.ascontiguousarray(x).reshape(x.shape[:2] + lead + x.shape[2:]),
+            direct_conv.pack_weight(w.reshape(w.shape[:2] + lead + kernel), True),
+            out.reshape((batch, out_channels) + lead + out_size), lead + kernel,
+            (1,) * (2 - n) + tuple(strides), (1,) * (2 - n) + tuple(dilation),
+            (0,) * (2 - n) + tuple(before), False)
+    elif pointwise:
         conv_core.conv_pointwise(x.reshape(batch, x.shape[1], positions),
                                  w.reshape(out_channels, -1), out, groups)
     else:
@@ -242,6 +251,11 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, ep
     w = np.ascontiguousarray(weight)
     out = (np.empty((batch, oh * ow, out_channels), x.dtype) if result is None
            else result.reshape(batch, oh * ow, out_channels))
+    if direct_conv.direct_pays(channels, out_channels, (kh, kw), batch * oh * ow):
+        direct_conv.conv2d_direct(x, direct_conv.pack_weight(w, False),
+                                  out.reshape(batch, oh, ow, out_channels), (kh, kw),
+                                  strides, dilation, before, True, epilogue)
+        return out.reshape(batch, oh, ow, out_channels)
     tile = (winograd.choose_tile(channels, out_channels, oh, ow, batch, weight_transform=True)
             if winograd.eligible((kh, kw), strides, dilation, 1) else 0)
     if tile:

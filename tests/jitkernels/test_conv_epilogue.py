@@ -14,14 +14,16 @@ import jitkernels
 from irlib.op import get_def
 from irlib.testing.budget import examples
 from irlib.transform import PassContext
-from jitkernels.cpu import conv_core, winograd
+from jitkernels.cpu import conv_core, direct_conv, winograd
 from jitkernels.cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
 
 PATHS = ("taps", "im2col", "few_channels", "pointwise", "winograd", "winograd_op")
 
 
 def force(path, monkeypatch):
-    """Make the NHWC conv2d kernel take ``path`` (tiny shapes included)."""
+    """Make the NHWC conv2d kernel take ``path`` (tiny shapes included; the direct kernel,
+    tested in test_direct_conv.py, off)."""
+    monkeypatch.setenv(direct_conv.ENV_SWITCH, "0")
     monkeypatch.setattr(winograd, "MIN_CHANNELS", 0 if path == "winograd" else 1 << 30)
     if path == "winograd":
         monkeypatch.setattr(winograd, "choose_tile", lambda *args, **kwargs: 2)

@@ -6,6 +6,7 @@ each forced in turn and checked against a direct convolution written here in num
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 import jitkernels
 from irlib.testing.budget import examples
 from jitkernels.cpu import blas, conv_core, winograd
+from jitkernels.cpu import direct_conv as direct_kernel
 
 PATHS = ("taps", "im2col", "default")
 
@@ -22,7 +24,10 @@ PATHS = ("taps", "im2col", "default")
 @contextlib.contextmanager
 def forced(path: str):
     """Make the kernels take ``path`` wherever it applies (tiny shapes included); Winograd
-    (tests/jitkernels/test_winograd.py) is kept off so that the GEMM paths run."""
+    (tests/jitkernels/test_winograd.py) and the direct kernel (test_direct_conv.py) are kept
+    off so that the GEMM paths run."""
+    switch = os.environ.get(direct_kernel.ENV_SWITCH)
+    os.environ[direct_kernel.ENV_SWITCH] = "0"
     names = ("COPY_FLOPS", "COPY_FLOPS_NHWC", "MIN_TAP_FLOPS", "MIN_TAP_CHANNELS",
              "MIN_NHWC_RUN")
     saved = [getattr(conv_core, name) for name in names]
@@ -38,6 +43,10 @@ def forced(path: str):
         for name, value in zip(names, saved):
             setattr(conv_core, name, value)
         winograd.MIN_CHANNELS = saved_winograd
+        if switch is None:
+            os.environ.pop(direct_kernel.ENV_SWITCH, None)
+        else:
+            os.environ[direct_kernel.ENV_SWITCH] = switch
 
 
 def direct_conv(x, w, strides, dilation, before, after, groups):

@@ -1,0 +1,403 @@
+"""Direct convolution for few input or output channels and strided layers (issue #17, #24).
+
+The first layer of a conv net (1-3 input channels, stride 2, 3x3 or 7x7) and the small
+layers of keyword-spotting style models have a tiny GEMM (inner dimension ``KH*KW*C``, or
+a handful of output channels): im2col + GEMM spends its time copying columns and in BLAS
+calls far from peak, and the layer's Python-side setup costs more than its arithmetic.
+This kernel computes such layers directly, for channels-last (NHWC/HWIO) and
+channels-first (NCHW/OIHW, a 1-D NCW as height 1) data, with the weight packed per call.
+:func:`direct_pays` chooses it where it measured faster: few output channels or a small
+layer (the 32-64-channel first layers of the zoo's nets keep im2col + GEMM, which the
+direct kernel's output transpose makes it lose by 1.0-1.4x).
+
+Strategy:
+
+* **Planes** (:func:`arrange`, once per call). The input is rearranged into zero-padded
+  *planes*, one per (image, input channel, row phase, column phase): with strides
+  ``(sh, sw)``, plane ``(py, px)`` holds padded rows ``py, py + sh, ...`` and in each of
+  them padded columns ``px, px + sw, ...``. For tap ``(b, e)`` and channel ``c``, the
+  inputs of consecutive output pixels -- and of consecutive output rows, end to end -- are
+  then one contiguous run of a plane: no bounds checks, no strided loads, padding handled
+  by the zeros (the image is read once, not once per tap).
+* **Wide rows** (:func:`conv2d_direct_rows`, one task per ``R`` output rows, tasks split
+  into ``prange`` chunks when the layer is large enough, :data:`PARALLEL_MIN_FLOPS`). A
+  task computes its ``R`` rows (about :data:`PIXEL_BLOCK` pixels) as one wide row whose
+  pixel ``(r, j)`` is at ``r*L + j``, ``L`` the planes' row length (``OW`` plus the few
+  junk columns where a window runs off the row's end, computed and dropped).
+* **Pixel-vectorised micro-kernel** (:func:`_block`). The wide row is accumulated
+  channels-first in a block ``T[o, p]`` (in L1). For four output channels and four taps at
+  a time the innermost loop runs over the block's pixels: four contiguous plane loads,
+  sixteen multiply-adds with the sixteen weights in registers, four accumulator rows (each
+  loaded and stored once per four taps). The loop is long (the wide row, a multiple of
+  32), so LLVM vectorises it with little per-loop overhead for any channel count. Taps and
+  output channels are padded to multiples of four with a zero plane and zero weights
+  (exact: ``0 * 0``).
+* **Store and epilogue.** The block is copied into the output rows (a transpose for
+  channels-last data) and, channels-last, each pixel's fused epilogue (:mod:`.epilogue`:
+  bias, batch-norm scale/shift, residual, ReLU) is applied right away, while in L1.
+
+Accumulation is in the data's dtype, four products at a time (results may differ from a
+float64 reference in the last bits). :func:`direct_pays` is the cost rule the conv kernels
+use to choose this kernel over im2col + GEMM; ``IRLIB_DIRECT_CONV=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import get_num_threads, njit, prange, uint64
+
+from .conv_core import scratch
+from .epilogue import apply_pixel, empty
+
+__all__ = ["conv2d_direct", "conv2d_direct_rows", "conv2d_direct_parallel", "arrange",
+           "arrange_parallel", "plan", "direct_pays", "enabled", "pack_weight", "ENV_SWITCH",
+           "PIXEL_BLOCK", "PARALLEL_MIN_FLOPS"]
+
+ENV_SWITCH = "IRLIB_DIRECT_CONV"
+"""Environment variable: ``0`` (``off``/``false``/``no``) disables the direct kernel (the
+GEMM-based paths run instead); read at each call."""
+
+PIXEL_BLOCK = 128
+"""Output pixels per accumulator block (a block of ``4 x PIXEL_BLOCK`` accumulators and
+the row planes stay in L1)."""
+
+PARALLEL_MIN_FLOPS = 4e6
+"""Layers with fewer flops run on the calling thread (a parallel region costs more than
+it saves on them)."""
+
+CHUNKS_PER_THREAD = 4
+"""Task chunks per thread of the parallel form (for balance under load)."""
+
+
+def enabled() -> bool:
+    """Whether the direct kernel may be chosen (:data:`ENV_SWITCH`)."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+SMALL_OUT_CHANNELS = 8
+"""Layers with at most this many output channels always run direct: im2col + GEMM has a
+GEMM too narrow for BLAS (measured 0.57-0.96x the GEMM path's time: kws' 1->8 and 8->8
+3x3 layers, 8->8 1-D)."""
+
+MEDIUM_OUT_CHANNELS = 16
+"""Layers with at most this many output channels run direct when small
+(:data:`MEDIUM_MAX_FLOPS`): 0.94-0.97x on kws' 160->16 1-D layer and a 28x28 16->16 3x3,
+1.15x on a 56x56 one (the per-tap GEMMs win there)."""
+
+MEDIUM_MAX_FLOPS = 8e6
+"""Most flops (2 per multiply-add) of a :data:`MEDIUM_OUT_CHANNELS` layer run direct."""
+
+TINY_FLOPS = 1e6
+"""Layers with fewer flops run direct whatever their channels: the GEMM path's per-call
+costs (im2col buffers, BLAS calls, waking its threads) dominate them."""
+
+
+def direct_pays(channels: int, out_channels: int, kernel, out_positions: int,
+                groups: int = 1) -> bool:
+    """The cost rule: whether the direct kernel beats im2col + GEMM on this layer.
+
+    Measured on the 2-core AMD EPYC dev machine, one thread, back to back with the GEMM
+    paths (docs/kernels.md): the direct kernel runs at 55-80 GFLOP/s on its multiply-adds
+    but transposes its output block (channels-last) and rearranges its input; it wins when
+    the GEMM is too narrow for BLAS (few output channels) or the layer too small for the
+    GEMM path's per-call costs, and loses 1.0-1.4x on the 32-64-channel first layers of
+    the zoo's nets (3x3/2 and 7x7/2 from 3 channels), which keep im2col + GEMM.
+
+    Args:
+        channels, out_channels: per group (only one group runs direct).
+        kernel: the window's extents (a tuple).
+        out_positions: output pixels per image times the batch.
+        groups: the group count (direct only for 1).
+    """
+    if groups != 1 or not enabled():
+        return False
+    flops = 2.0 * out_positions * out_channels * channels * int(np.prod(kernel))
+    if out_channels <= SMALL_OUT_CHANNELS or flops < TINY_FLOPS:
+        return True
+    return out_channels <= MEDIUM_OUT_CHANNELS and flops <= MEDIUM_MAX_FLOPS
+
+
+def pack_weight(w: np.ndarray, channels_first: bool) -> np.ndarray:
+    """The weight as the kernel reads it: ``(K + 1, O4)`` with row ``(b*KW + e)*C + c``
+    holding the ``O`` output channels of tap ``(b, e)`` and input channel ``c``, zero
+    columns up to ``O4`` (``O`` rounded up to a multiple of four) and a zero last row.
+
+    Args:
+        w: HWIO ``(KH, KW, C, O)`` (``channels_first`` False) or OIHW ``(O, C, KH, KW)``.
+        channels_first: which of the two layouts ``w`` has.
+    """
+    if channels_first:
+        out_channels, channels, kh, kw = w.shape
+        rows = w.transpose(2, 3, 1, 0).reshape(kh * kw * channels, out_channels)
+    else:
+        kh, kw, channels, out_channels = w.shape
+        rows = w.reshape(kh * kw * channels, out_channels)
+    packed = np.zeros((rows.shape[0] + 1, -(-out_channels // 4) * 4), w.dtype)
+    packed[:-1, :out_channels] = rows
+    return packed
+
+
+@njit(cache=True, fastmath={"contract"})
+def _block(t, planes, offsets, rows, wpack, first, count, taps4, o4):
+    """``t[o, j] = sum_m planes[offsets[m] + first + j] * wpack[rows[m], o]`` for
+    ``j < count``, ``o < o4``, ``m < taps4`` (multiples of four; flat unsigned indices so
+    that LLVM vectorises the pixel loop without negative-index checks)."""
+    n = uint64(count)
+    zero = t.dtype.type(0)
+    for o in range(o4):
+        row = t[o]
+        for j in range(n):
+            row[j] = zero
+    for og in range(0, o4, 4):
+        # Row views indexed by the loop counter alone: consecutive addresses LLVM can see
+        # (a flat index ``base + j`` may wrap around, which stops the vectoriser).
+        q0, q1, q2, q3 = t[og], t[og + 1], t[og + 2], t[og + 3]
+        for mg in range(0, taps4, 4):
+            a0 = planes[offsets[mg] + first:]
+            a1 = planes[offsets[mg + 1] + first:]
+            a2 = planes[offsets[mg + 2] + first:]
+            a3 = planes[offsets[mg + 3] + first:]
+            k0, k1, k2, k3 = wpack[rows[mg]], wpack[rows[mg + 1]], wpack[rows[mg + 2]], \
+                wpack[rows[mg + 3]]
+            w00, w01, w02, w03 = k0[og], k1[og], k2[og], k3[og]
+            w10, w11, w12, w13 = k0[og + 1], k1[og + 1], k2[og + 1], k3[og + 1]
+            w20, w21, w22, w23 = k0[og + 2], k1[og + 2], k2[og + 2], k3[og + 2]
+            w30, w31, w32, w33 = k0[og + 3], k1[og + 3], k2[og + 3], k3[og + 3]
+            for j in range(n):
+                x0, x1, x2, x3 = a0[j], a1[j], a2[j], a3[j]
+                q0[j] += w00 * x0 + w01 * x1 + w02 * x2 + w03 * x3
+                q1[j] += w10 * x0 + w11 * x1 + w12 * x2 + w13 * x3
+                q2[j] += w20 * x0 + w21 * x1 + w22 * x2 + w23 * x3
+                q3[j] += w30 * x0 + w31 * x1 + w32 * x2 + w33 * x3
+
+
+@njit(cache=True, inline="always")
+def _arrange_part(x, planes, geometry, layout, part):
+    """Part ``part`` (``((n*C + c)*sh + py)*sw + px``) of :func:`arrange`: the ``Hq`` rows
+    of one plane."""
+    height, width, channels = geometry[0], geometry[1], geometry[2]
+    sh, sw, top, left = geometry[8], geometry[9], geometry[12], geometry[13]
+    rows_q, length = geometry[15], geometry[16]
+    xsn, xsc, xsh, xsw = layout[0], layout[1], layout[2], layout[3]
+    px = part % sw
+    py = (part // sw) % sh
+    c = (part // (sw * sh)) % channels
+    n = part // (sw * sh * channels)
+    xf = x.reshape(-1)
+    zero = planes.dtype.type(0)
+    count = uint64(length)
+    dst = uint64(part * rows_q * length)
+    # the columns t with 0 <= t*sw + px - left < width
+    lo = min(max(0, (left - px + sw - 1) // sw), length)
+    hi = min(max(lo, (width - 1 + left - px) // sw + 1), length)
+    step = uint64(sw * xsw)
+    for yq in range(rows_q):
+        y = yq * sh + py - top
+        if y < 0 or y >= height:
+            for t in range(count):
+                planes[dst + t] = zero
+        else:
+            for t in range(uint64(lo)):
+                planes[dst + t] = zero
+            for t in range(uint64(hi), count):
+                planes[dst + t] = zero
+            src = uint64(n * xsn + c * xsc + y * xsh + (lo * sw + px - left) * xsw)
+            into = dst + uint64(lo)
+            for t in range(uint64(hi - lo)):
+                planes[into + t] = xf[src + t * step]
+        dst += count
+
+
+@njit(cache=True)
+def arrange(x, planes, geometry, layout):
+    """Rearrange the input into row planes (see the module docstring), zero padded.
+
+    ``planes`` is C-contiguous ``(N, C, sh, sw, Hq, L)`` (then spare elements): element
+    ``(n, c, py, px, yq, t)`` is input pixel ``(yq*sh + py - top, t*sw + px - left)`` of
+    channel ``c``, zero outside the image. Writes run in order; reads are strided.
+
+    Args:
+        x: the data, C-contiguous, read through ``layout``'s first four strides.
+        planes: the destination (flat, at least ``N*C*sh*sw*Hq*L`` elements).
+        geometry, layout: as :func:`conv2d_direct_rows`'.
+    """
+    for part in range(x.shape[0] * geometry[2] * geometry[8] * geometry[9]):
+        _arrange_part(x, planes, geometry, layout, part)
+
+
+@njit(cache=True, parallel=True)
+def arrange_parallel(x, planes, geometry, layout):
+    """:func:`arrange`, its planes in ``prange`` tasks."""
+    for part in prange(x.shape[0] * geometry[2] * geometry[8] * geometry[9]):
+        _arrange_part(x, planes, geometry, layout, part)
+
+
+@njit(cache=True)
+def conv2d_direct_rows(planes, wpack, out, geometry, layout, first_task, last_task,
+                       kinds, vectors, residual):
+    """Direct convolution of tasks ``first_task:last_task`` (task ``n*G + g``: output rows
+    ``g*R:(g + 1)*R`` of image ``n``, ``R = geometry[14]``) from :func:`arrange`'s planes.
+
+    The ``R`` rows are computed at once as one *wide* row: output pixel ``(r, j)`` is
+    position ``r*L + j`` (``L`` = the planes' row length, ``OW`` plus a few junk columns),
+    so the pixel loop is long and every tap reads one contiguous run of its plane.
+
+    Args:
+        planes: :func:`arrange`'s planes (with at least ``2*R*L + 64`` spare zeros after).
+        wpack: :func:`pack_weight`'s ``(K + 1, O4)``.
+        out: the output, C-contiguous, written through ``layout``'s last four strides.
+        geometry: int64 ``[H, W, C, OH, OW, O, KH, KW, sh, sw, dh, dw, top, left, R, Hq,
+            L]``.
+        layout: int64 strides in elements ``[x batch, x channel, x row, x column,
+            out batch, out channel, out row, out column]``.
+        first_task, last_task: the range of tasks.
+        kinds, vectors, residual: the fused epilogue (channels-last output only; ``kinds``
+            empty: none).
+    """
+    channels, oh, ow, out_channels = geometry[2], geometry[3], geometry[4], geometry[5]
+    kh, kw, sh, sw, dh, dw = geometry[6:12]
+    group, rows_q, length = geometry[14], geometry[15], geometry[16]
+    osn, osc, osh, osw = layout[4], layout[5], layout[6], layout[7]
+    o4 = wpack.shape[1]
+    groups = (oh + group - 1) // group
+    wide = (group * length + 31) // 32 * 32         # the pixel loop, a multiple of 32
+    plane = rows_q * length
+    image = channels * sh * sw * plane
+    zero_base = out.shape[0] * image
+    taps_max = kh * kw * channels + 4
+    relative = np.empty(taps_max, np.int64)
+    offsets = np.empty(taps_max, np.int64)
+    rows = np.empty(taps_max, np.int64)
+    # A row pitch off the powers of two, so a column of the block spans many cache sets.
+    block = np.empty((o4, wide + 16), planes.dtype)
+    of = out.reshape(-1)
+    rflat = residual.reshape(-1)
+    fused = kinds.shape[0] > 0
+    taps = 0
+    for b in range(kh):
+        for e in range(kw):
+            for c in range(channels):
+                relative[taps] = ((c * sh + (b * dh) % sh) * sw + (e * dw) % sw) * plane \
+                    + ((b * dh) // sh) * length + (e * dw) // sw
+                rows[taps] = (b * kw + e) * channels + c
+                taps += 1
+    real = taps
+    while taps % 4:
+        rows[taps] = wpack.shape[0] - 1
+        taps += 1
+    for task in range(first_task, last_task):
+        n = task // groups
+        i0 = (task % groups) * group
+        count = min(group, oh - i0)
+        start = n * image + i0 * length
+        for m in range(real):
+            offsets[m] = relative[m] + start
+        for m in range(real, taps):
+            offsets[m] = zero_base
+        _block(block, planes, offsets, rows, wpack, 0, wide, taps, o4)
+        for r in range(count):
+            base = n * osn + (i0 + r) * osh
+            first = r * length
+            if osc == 1:                # channels-last: pixel by pixel, then its epilogue
+                for j in range(ow):
+                    pixel = base + j * osw
+                    dst = of[pixel:]
+                    for o in range(out_channels):
+                        dst[o] = block[o, first + j]
+                    if fused:
+                        apply_pixel(of, pixel, kinds, vectors, rflat, pixel)
+            else:                       # channels-first: rows of contiguous pixels
+                for o in range(out_channels):
+                    dst = of[base + o * osc:]
+                    src = block[o, first:]
+                    for j in range(ow):
+                        dst[j] = src[j]
+
+
+@njit(cache=True, parallel=True)
+def conv2d_direct_parallel(planes, wpack, out, geometry, layout, chunks, kinds, vectors,
+                           residual):
+    """:func:`conv2d_direct_rows` over every task, in ``chunks`` ``prange`` tasks."""
+    group = geometry[14]
+    tasks = out.shape[0] * ((geometry[3] + group - 1) // group)
+    for chunk in prange(chunks):
+        conv2d_direct_rows(planes, wpack, out, geometry, layout, chunk * tasks // chunks,
+                           (chunk + 1) * tasks // chunks, kinds, vectors, residual)
+
+
+def row_group(out_width: int, plane_len: int, out_rows: int) -> int:
+    """Output rows per task: enough for about :data:`PIXEL_BLOCK` wide pixels."""
+    del out_width
+    return max(1, min(out_rows, -(-PIXEL_BLOCK // max(1, plane_len))))
+
+
+def plan(x_shape, out_shape, kernel, strides, dilation, pads, channels_last):
+    """The int64 ``geometry`` and ``layout`` arrays of :func:`conv2d_direct_rows`, the
+    planes' element count and the spare zeros they need after them.
+
+    Args: as :func:`conv2d_direct`'s (shapes instead of arrays).
+    """
+    if channels_last:
+        batch, height, width, channels = x_shape
+        _, oh, ow, out_channels = out_shape
+        layout = (height * width * channels, 1, width * channels, channels,
+                  oh * ow * out_channels, 1, ow * out_channels, out_channels)
+    else:
+        batch, channels, height, width = x_shape
+        _, out_channels, oh, ow = out_shape
+        layout = (channels * height * width, height * width, width, 1,
+                  out_channels * oh * ow, oh * ow, ow, 1)
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
+    length = ((ow - 1) * sw + (kw - 1) * dw) // sw + 1
+    group = row_group(ow, length, oh)
+    groups = -(-oh // group)
+    # rows per phase: the last group's rows (junk included) of the lowest kernel row
+    rows_q = groups * group + ((kh - 1) * dh) // sh
+    geometry = np.array((height, width, channels, oh, ow, out_channels, kh, kw, sh, sw,
+                         dh, dw, pads[0], pads[1], group, rows_q, length), np.int64)
+    size = batch * channels * sh * sw * rows_q * length
+    spare = 2 * (group * length + 64) + length
+    return geometry, np.array(layout, np.int64), size, spare
+
+
+def conv2d_direct(x, wpack, out, kernel, strides, dilation, pads, channels_last,
+                  epilogue=None, threads=None) -> None:
+    """Direct 2-D convolution (one group) of ``x`` into ``out``.
+
+    Args:
+        x: C-contiguous ``(N, H, W, C)`` (``channels_last``) or ``(N, C, H, W)``.
+        wpack: the weight packed by :func:`pack_weight`.
+        out: C-contiguous ``(N, OH, OW, O)`` or ``(N, O, OH, OW)``, overwritten.
+        kernel, strides, dilation: pairs (H, W); pads: (top, left) (the bottom/right
+            padding is implied by ``out``'s shape).
+        channels_last: the layout of ``x`` and ``out``.
+        epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue` (channels-last only; its
+            residual shaped like ``out``), or None.
+        threads: ``prange`` chunks are ``CHUNKS_PER_THREAD`` times this (default: numba's
+            thread count); below :data:`PARALLEL_MIN_FLOPS` the rows run on the caller.
+    """
+    if epilogue is not None and not channels_last:
+        raise ValueError("a fused epilogue needs channels-last data")
+    if out.size == 0:
+        return
+    steps = epilogue if epilogue is not None else empty(out.dtype)
+    geometry, layout, size, spare = plan(x.shape, out.shape, kernel, strides, dilation,
+                                         pads, channels_last)
+    planes = scratch("direct_planes", (size + spare,), x.dtype)
+    planes[size:] = 0
+    group = int(geometry[14])
+    tasks = out.shape[0] * -(-int(geometry[3]) // group)
+    flops = 2.0 * out.size * x.shape[3 if channels_last else 1] * kernel[0] * kernel[1]
+    if threads is None:
+        threads = get_num_threads()
+    if flops < PARALLEL_MIN_FLOPS or threads <= 1 or tasks == 1:
+        arrange(x, planes, geometry, layout)
+        conv2d_direct_rows(planes, wpack, out, geometry, layout, 0, tasks, steps.kinds,
+                           steps.vectors, steps.residual)
+        return
+    arrange_parallel(x, planes, geometry, layout)
+    conv2d_direct_parallel(planes, wpack, out, geometry, layout,
+                           min(tasks, threads * CHUNKS_PER_THREAD), steps.kinds,
+                           steps.vectors, steps.residual)
