@@ -96,6 +96,26 @@ class Library:
                 "reference_ops": reference}
 
 
+def _freeze_params(executor) -> None:
+    """Make the weights' storage of a static graph read-only.
+
+    Kernels may then keep what they derive from a weight for as long as the array lives
+    (the int8 kernel's packed copy, :mod:`jitkernels.cpu.int8_vnni`): a later ``set_input``
+    or ``load_params`` of a weight copies into a new array (``GraphRuntime.set_input``
+    rebinds a read-only input), so nothing derived from the old array is used again.
+    """
+    from .graph_runtime import GraphRuntime
+    runtime = executor.runtime
+    if type(runtime) is not GraphRuntime:
+        return
+    for name in executor.param_names:
+        index = runtime.input_index(name)
+        array = runtime.input_array(index)
+        if array.flags.writeable:             # weights own their storage (memory_plan)
+            array.flags.writeable = False
+            runtime.bind_input(index, array)
+
+
 class GraphExecutorFactoryModule:
     """What :func:`build` returns (``GraphExecutorFactoryModule``).
 
@@ -141,6 +161,7 @@ class GraphExecutorFactoryModule:
             if index >= 0:
                 executor.runtime.set_input(index, value)
                 executor.param_names.add(name)
+        _freeze_params(executor)
         from .kernel_compile import precompile
         executor.compile_stats = precompile(executor.runtime)
         return executor

@@ -4,7 +4,12 @@
 Each has a destination-passing form ``kernel.into(out, *inputs, **attrs)`` that multiplies
 straight into the graph's output array (True once written; False, nothing written, where
 the kernel itself would take another path): in a transformer's decode step these products
-are GEMVs of a few microseconds, and the result copy and allocation are a visible share."""
+are GEMVs of a few microseconds, and the result copy and allocation are a visible share.
+
+A float32 ``nn.dense``/``nn.matmul`` whose weight is an int8-valued constant and whose data
+holds integers spanning at most 255 (a quantized Linear after LowerIntegerMatMul) runs on
+the exact uint8 x int8 VNNI kernel instead (:mod:`jitkernels.cpu.int8_vnni`; off with
+``IRLIB_INT8_GEMM=0``)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from numba import njit
 from .. import register_kernel
 from .._geometry import is_float, reference
 from .blas import gemm
+from .int8_vnni import try_product as try_int8_product
 
 
 SINGLE_THREAD_MAX_FLOPS = 1 << 20
@@ -74,7 +80,8 @@ def dense(data, weight, units=None, out_dtype="", **_):
         return reference("nn.dense", (data, weight), dict(units=units, out_dtype=out_dtype))
     x = np.ascontiguousarray(data).reshape(-1, data.shape[-1])
     out = np.empty((x.shape[0], weight.shape[0]), data.dtype)
-    dense_core(x, np.ascontiguousarray(weight), out)
+    if not try_int8_product(x, weight, True, out):
+        dense_core(x, np.ascontiguousarray(weight), out)
     out = out.reshape(data.shape[:-1] + (weight.shape[0],))
     return (out.astype(_out_dtype(out_dtype, data), copy=False),)
 
@@ -90,7 +97,9 @@ def _dense_into(out, data, weight, units=None, out_dtype="", **_) -> bool:
             or _out_dtype(out_dtype, data) != data.dtype \
             or not _writable(out, data.dtype, data.shape[:-1] + (weight.shape[0],)):
         return False
-    dense_core(data.reshape(-1, data.shape[-1]), weight, out.reshape(-1, weight.shape[0]))
+    rows, flat = data.reshape(-1, data.shape[-1]), out.reshape(-1, weight.shape[0])
+    if not try_int8_product(rows, weight, True, flat):
+        dense_core(rows, weight, flat)
     return True
 
 
@@ -118,7 +127,8 @@ def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, tran
     if not _contiguous(b):
         b = np.ascontiguousarray(b)
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    product(a, b, out)
+    if not try_int8_product(a, tensor_b, transpose_b, out):
+        product(a, b, out)
     out = out.reshape(tuple(lead) + (b.shape[1],))
     return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
 
@@ -166,7 +176,8 @@ def _matmul_into(out, tensor_a, tensor_b, units=None, out_dtype="", transpose_a=
     b = tensor_b.T if transpose_b else tensor_b
     if a.shape[1] != b.shape[0] or not _writable(out, a.dtype, (a.shape[0], b.shape[1])):
         return False
-    product(a, b, out)
+    if not try_int8_product(a, tensor_b, transpose_b, out):
+        product(a, b, out)
     return True
 
 
