@@ -6,8 +6,9 @@ Windowed pools run in one of two forms, both with vectorisable innermost loops:
   ``(n, c, output depth)``; each output row first combines the window's input rows into a
   padded row buffer (a contiguous loop over the width), then pools that buffer along the
   width;
-* channels-last ``(N, D, H, W, C)`` (:func:`pool_ndhwc`): one task per ``(n, output depth,
-  output row)``, the innermost loop runs over the contiguous channels.
+* channels-last ``(N, D, H, W, C)`` (:func:`pool_ndhwc`): :mod:`jitkernels.cpu.pool_nhwc`,
+  one task per ``(n, output depth, output row, channel chunk)``, each window reduced in
+  16-channel vector registers along runs of output pixels.
 
 Other layouts are transposed into the channels-first form and back. Adaptive bins run
 channels-first, one task per ``(n, c)`` plane. The window rules are Relay's: padding (and
@@ -28,24 +29,8 @@ from numba import njit, prange
 from .. import register_kernel
 from .._geometry import (SPATIAL, PoolWindow, adaptive_bins, as_ncdhw, from_canonical,
                          is_float, reference, to_canonical)
+from .pool_nhwc import axis_counts, pool_ndhwc_blocked
 from .reduce import reduce_arb
-
-
-@njit(cache=True)
-def _axis_counts(out_len, stride, dilation, pad, after, size, pool, include_pad):
-    """Per output index along one axis: how many window taps count towards an average."""
-    low, high = 0, size
-    if include_pad:
-        low, high = -pad, size + after
-    counts = np.empty(out_len, np.int64)
-    for index in range(out_len):
-        count = 0
-        for a in range(pool):
-            z = index * stride - pad + a * dilation
-            if low <= z < high:
-                count += 1
-        counts[index] = count
-    return counts
 
 
 @njit(cache=True)
@@ -118,11 +103,11 @@ def pool_ncdhw(x, out, pool, strides, dilation, pads, after, is_max, include_pad
     # column an output reads (ceil_mode may reach past the padded input).
     span = (ow - 1) * sw + (kw - 1) * dw + 1
     hi_x = max(min(width, span - pw), 0)
-    counts_d = _axis_counts(od, strides[0], dilation[0], pads[0], after[0], depth, kd,
+    counts_d = axis_counts(od, strides[0], dilation[0], pads[0], after[0], depth, kd,
                             include_pad)
-    counts_h = _axis_counts(oh, strides[1], dilation[1], pads[1], after[1], height, kh,
+    counts_h = axis_counts(oh, strides[1], dilation[1], pads[1], after[1], height, kh,
                             include_pad)
-    counts_w = _axis_counts(ow, sw, dw, pw, after[2], width, kw, include_pad)
+    counts_w = axis_counts(ow, sw, dw, pw, after[2], width, kw, include_pad)
     for task in prange(batch * channels * od):
         n = task // (channels * od)
         c = (task // od) % channels
@@ -146,54 +131,13 @@ def pool_ncdhw(x, out, pool, strides, dilation, pads, after, is_max, include_pad
                     dst[t] = dst[t] / max(counts_d[i] * counts_h[j] * counts_w[t], 1)
 
 
-@njit(cache=True, parallel=True)
 def pool_ndhwc(x, out, pool, strides, dilation, pads, after, is_max, include_pad):
-    """Max or average pooling of channels-last ``(N, D, H, W, C)`` into ``(N, OD, OH, OW, C)``.
+    """Max or average pooling of channels-last ``(N, D, H, W, C)`` into ``(N, OD, OH, OW, C)``
+    (:func:`jitkernels.cpu.pool_nhwc.pool_ndhwc_blocked`: 16-channel vector blocks).
 
     Args: as :func:`pool_ncdhw`.
     """
-    batch, depth, height, width, channels = x.shape
-    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    counts_d = _axis_counts(od, strides[0], dilation[0], pads[0], after[0], depth, pool[0],
-                            include_pad)
-    counts_h = _axis_counts(oh, strides[1], dilation[1], pads[1], after[1], height, pool[1],
-                            include_pad)
-    counts_w = _axis_counts(ow, strides[2], dilation[2], pads[2], after[2], width, pool[2],
-                            include_pad)
-    lowest = -np.inf
-    for task in prange(batch * od * oh):
-        n = task // (od * oh)
-        i = (task // oh) % od
-        j = task % oh
-        for t in range(ow):
-            dst = out[n, i, j, t]
-            for k in range(channels):
-                dst[k] = lowest if is_max else 0.0
-            for a in range(pool[0]):
-                z = i * strides[0] - pads[0] + a * dilation[0]
-                if z < 0 or z >= depth:
-                    continue
-                for b in range(pool[1]):
-                    y = j * strides[1] - pads[1] + b * dilation[1]
-                    if y < 0 or y >= height:
-                        continue
-                    for e in range(pool[2]):
-                        xx = t * strides[2] - pads[2] + e * dilation[2]
-                        if xx < 0 or xx >= width:
-                            continue
-                        src = x[n, z, y, xx]
-                        if is_max:
-                            for k in range(channels):
-                                value = src[k]
-                                current = dst[k]
-                                dst[k] = value if value > current else current
-                        else:
-                            for k in range(channels):
-                                dst[k] += src[k]
-            if not is_max:
-                count = max(counts_d[i] * counts_h[j] * counts_w[t], 1)
-                for k in range(channels):
-                    dst[k] = dst[k] / count
+    pool_ndhwc_blocked(x, out, pool, strides, dilation, pads, after, is_max, include_pad)
 
 
 @njit(cache=True, parallel=True)

@@ -8,6 +8,12 @@ copy of their bytes for that reason. These intrinsics emit the vector loads, the
 and one store per block directly (LLVM IR ``<16 x float>`` / ``<16 x double>``, split into
 the CPU's widest registers: one AVX-512 register of float32, two AVX2 ones, ...).
 
+Taps outside the image: :func:`row_dot` and :func:`row_sum` take a bit mask of the taps
+inside it and count the others as zeros (when every bit is set, the interior, a second copy
+of the loop without the selects runs); callers pass an inside tap's offset in an outside
+tap's place, so that every load stays inside the array and all taps move by the same step
+(per-tap steps cost a multiply and a spilled register per tap and pixel).
+
 Every operation works on a *run*: ``count`` blocks of ``LANES`` consecutive elements, block
 ``p`` of the output at flat offset ``at + p*out_step`` and of an input at ``offset +
 p*step`` (a row of output pixels, one channel block each, in a channels-last kernel). The
@@ -20,15 +26,9 @@ contracted into fused multiply-adds, never reassociated (the taps are summed in 
 
 * :func:`row_dot`: ``out = max(floor, (sum_t w[w_t] * x[x_t]) * scale + shift)`` (a
   depthwise window with its epilogue: ``scale = 1, shift = 0, floor = -inf`` for none);
-  a bit mask says which taps are inside the image: the others read a padding block (the
-  window-form functions all take such a mask and a padding block, so border pixels take
-  the same code as interior ones);
-* :func:`span_dot`, :func:`span_max`, :func:`span_sum`: the same along the channels of
-  one pixel (every operand moves by ``LANES`` per block: for rows of few pixels and many
-  channels, where a run along the row would be too short to pay for its set-up);
+* :func:`row_sum`: ``out = factor * sum_t x[x_t]`` (an average pool's window);
+* :func:`row_max`: ``out = max(-inf, x[x_t]...)``, a NaN never winning (a max pool's);
 * :func:`row_fma`: ``out += w[wa] * x[xa]`` (one tap);
-* :func:`row_max`: ``out = max(-inf, x[x_t]...)``, a NaN never winning (a pool window);
-* :func:`row_sum`: ``out = factor * sum_t x[x_t]``;
 * :func:`row_copy`, :func:`row_max_into`, :func:`row_add_into`, :func:`row_mul_into`:
   ``out = x``, ``out = max(out, x)``, ``out += x``, ``out *= x`` (``step`` 0 broadcasts
   one block, e.g. a bias);
@@ -42,8 +42,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "row_dot", "row_fma", "row_max", "row_sum", "span_dot", "span_max",
-           "span_sum", "row_copy", "row_max_into",
+__all__ = ["LANES", "row_dot", "row_fma", "row_max", "row_sum", "row_copy", "row_max_into",
            "row_add_into", "row_mul_into", "row_affine", "row_fill", "row_scale"]
 
 LANES = 16
@@ -143,18 +142,26 @@ class _Emitter:
         below = self.builder.fcmp_ordered("<", value, floor)
         return self.builder.select(below, floor, value)
 
-    def tap_bases(self, data, offsets, pad, mask, step):
-        """Per tap, ``(pointer, step)``: the element ``offsets[t]`` of ``data`` moving by
-        ``step`` where bit ``t`` of ``mask`` is set, else the fixed block ``pad``."""
-        builder, bases = self.builder, []
+    def tap_bits(self, mask, count):
+        """Per tap ``t < count``: an ``i1``, bit ``t`` of the integer ``mask``."""
+        builder = self.builder
         one, zero = ir.Constant(mask.type, 1), ir.Constant(mask.type, 0)
-        for t, offset in enumerate(offsets):
-            bit = builder.and_(builder.lshr(mask, ir.Constant(mask.type, t)), one)
-            inside = builder.icmp_unsigned("!=", bit, zero)
-            element = builder.gep(data, [offset], inbounds=True)
-            bases.append((builder.select(inside, element, pad),
-                          builder.select(inside, step, ir.Constant(step.type, 0))))
-        return bases
+        return [builder.icmp_unsigned("!=", builder.and_(builder.lshr(
+            mask, ir.Constant(mask.type, t)), one), zero) for t in range(count)]
+
+    def masked_runs(self, count_index, mask, taps, body):
+        """Emit the run loop twice: ``body(p, None)`` when every one of the ``taps`` bits
+        of ``mask`` is set (the interior: no selects), else ``body(p, bits)``."""
+        builder = self.builder
+        full = ir.Constant(mask.type, (1 << taps) - 1)
+        every = builder.icmp_unsigned("==", builder.and_(mask, full), full)
+        bits = self.tap_bits(mask, taps)
+        with builder.if_else(every) as (plain, masked):
+            with plain:
+                self.run(count_index, lambda p: body(p, None))
+            with masked:
+                self.run(count_index, lambda p: body(p, bits))
+        return self.context.get_dummy_value()
 
     def moved(self, offset, step, index):
         """``offset + index * step``."""
@@ -170,40 +177,44 @@ class _Emitter:
 
 @intrinsic
 def row_dot(typingctx, out, at, out_step, x, x_offsets, step, w, w_offsets, count, scale,
-            shift, ss_at, floor, pad, mask):
+            shift, ss_at, floor, mask):
     """``out[at + p*out_step:][:LANES] = max(floor, (sum_t w[w_offsets[t]:][:LANES] *
     x[x_offsets[t] + p*step:][:LANES]) * scale[ss_at:][:LANES] + shift[ss_at:][:LANES])``
-    for ``p < count``; the taps ``t`` whose bit is clear in the integer ``mask`` read the
-    block ``pad[:LANES]`` (zeros) instead of ``x`` (a zero-padded image). The weight, scale
-    and shift blocks are loaded once."""
-    if not (_flat(out, x, w, scale, shift, pad) and _ints(at, out_step, step, count, ss_at, mask)
+    for ``p < count``, the sum over the taps whose bit is set in the integer ``mask``
+    (the others count as zeros: a zero-padded image). A masked tap's offset must still be
+    readable (callers pass a valid tap's). The weight, scale and shift blocks are loaded
+    once."""
+    if not (_flat(out, x, w, scale, shift) and _ints(at, out_step, step, count, ss_at, mask)
             and _taps(x_offsets, w_offsets) and _numbers(floor)):
         return None
 
     def codegen(context, builder, signature, args):
         e = _Emitter(context, builder, signature, args, out.dtype)
-        out_data, zeros, mask_ = e.data(0), e.data(13), e.intp(14)
-        step_ = e.intp(5)
-        xs = e.tap_bases(e.data(3), e.offsets(4), zeros, mask_, step_)
+        out_data, x_data = e.data(0), e.data(3)
+        xs = e.offsets(4)
         weights = [e.load(e.data(6), wo) for wo in e.offsets(7)]
         factor = e.load(e.data(9), e.intp(11))
         offset = e.load(e.data(10), e.intp(11))
         lowest = e.splat(e.value(12))
-        first, out_step_ = e.intp(1), e.intp(2)
+        zero = e.constant(0.0)
+        first, out_step_, step_ = e.intp(1), e.intp(2), e.intp(5)
 
-        def body(p):
+        def body(p, bits):
+            moved = builder.mul(p, step_)
             total = None
-            for weight, (base, tap_step) in zip(weights, xs):
-                product = builder.fmul(weight, e.load(base, builder.mul(p, tap_step)),
-                                       flags=_CONTRACT)
+            for t, (weight, xo) in enumerate(zip(weights, xs)):
+                value = e.load(x_data, builder.add(xo, moved))
+                if bits is not None:
+                    value = builder.select(bits[t], value, zero)
+                product = builder.fmul(weight, value, flags=_CONTRACT)
                 total = product if total is None else builder.fadd(total, product,
                                                                    flags=_CONTRACT)
             total = builder.fadd(builder.fmul(total, factor, flags=_CONTRACT), offset,
                                  flags=_CONTRACT)
             e.store(e.clamp(total, lowest), out_data, e.moved(first, out_step_, p))
-        return e.run(8, body)
+        return e.masked_runs(8, e.intp(13), len(xs), body)
     return types.void(out, at, out_step, x, x_offsets, step, w, w_offsets, count, scale,
-                      shift, ss_at, floor, pad, mask), codegen
+                      shift, ss_at, floor, mask), codegen
 
 
 @intrinsic
@@ -230,140 +241,55 @@ def row_fma(typingctx, out, at, out_step, x, xa, step, w, wa, count):
 
 
 @intrinsic
-def row_max(typingctx, out, at, out_step, x, x_offsets, step, count, pad, mask):
+def row_max(typingctx, out, at, out_step, x, x_offsets, step, count):
     """``out[at + p*out_step:][:LANES]`` = the lane-wise max of ``-inf`` and the blocks
-    ``x[x_offsets[t] + p*step:]`` of the taps whose bit is set in ``mask`` (the others read
-    ``pad[:LANES]``, -inf), a NaN never winning (the pools' rule), for ``p < count``."""
-    if not (_flat(out, x, pad) and _ints(at, out_step, step, count, mask) and _taps(x_offsets)):
+    ``x[x_offsets[t] + p*step:]``, a NaN never winning (the pools' rule), for
+    ``p < count``. A tap outside the image needs no mask: callers repeat an inside tap's
+    offset in its place (the max is unchanged)."""
+    if not (_flat(out, x) and _ints(at, out_step, step, count) and _taps(x_offsets)):
         return None
 
     def codegen(context, builder, signature, args):
         e = _Emitter(context, builder, signature, args, out.dtype)
-        out_data = e.data(0)
-        xs = e.tap_bases(e.data(3), e.offsets(4), e.data(7), e.intp(8), e.intp(5))
-        first, out_step_ = e.intp(1), e.intp(2)
+        out_data, x_data, xs = e.data(0), e.data(3), e.offsets(4)
+        first, out_step_, step_ = e.intp(1), e.intp(2), e.intp(5)
 
         def body(p):
+            moved = builder.mul(p, step_)
             best = e.constant(float("-inf"))
-            for base, tap_step in xs:
-                best = e.max_keep(best, e.load(base, builder.mul(p, tap_step)))
+            for xo in xs:
+                best = e.max_keep(best, e.load(x_data, builder.add(xo, moved)))
             e.store(best, out_data, e.moved(first, out_step_, p))
         return e.run(6, body)
-    return types.void(out, at, out_step, x, x_offsets, step, count, pad, mask), codegen
+    return types.void(out, at, out_step, x, x_offsets, step, count), codegen
 
 
 @intrinsic
-def row_sum(typingctx, out, at, out_step, x, x_offsets, step, count, factor, pad, mask):
+def row_sum(typingctx, out, at, out_step, x, x_offsets, step, count, factor, mask):
     """``out[at + p*out_step:][:LANES] = factor * sum_t x[x_offsets[t] + p*step:][:LANES]``
-    over the taps whose bit is set in ``mask`` (the others read ``pad[:LANES]``, zeros),
-    for ``p < count``."""
-    if not (_flat(out, x, pad) and _ints(at, out_step, step, count, mask) and _taps(x_offsets)
+    for ``p < count``, over the taps whose bit is set in ``mask`` (a masked tap's offset
+    must still be readable)."""
+    if not (_flat(out, x) and _ints(at, out_step, step, count, mask) and _taps(x_offsets)
             and _numbers(factor)):
         return None
 
     def codegen(context, builder, signature, args):
         e = _Emitter(context, builder, signature, args, out.dtype)
-        out_data = e.data(0)
-        xs = e.tap_bases(e.data(3), e.offsets(4), e.data(8), e.intp(9), e.intp(5))
-        first, out_step_ = e.intp(1), e.intp(2)
-        scale = e.splat(e.value(7))
+        out_data, x_data, xs = e.data(0), e.data(3), e.offsets(4)
+        first, out_step_, step_ = e.intp(1), e.intp(2), e.intp(5)
+        scale, zero = e.splat(e.value(7)), e.constant(0.0)
 
-        def body(p):
+        def body(p, bits):
+            moved = builder.mul(p, step_)
             total = None
-            for base, tap_step in xs:
-                value = e.load(base, builder.mul(p, tap_step))
+            for t, xo in enumerate(xs):
+                value = e.load(x_data, builder.add(xo, moved))
+                if bits is not None:
+                    value = builder.select(bits[t], value, zero)
                 total = value if total is None else builder.fadd(total, value)
             e.store(builder.fmul(total, scale), out_data, e.moved(first, out_step_, p))
-        return e.run(6, body)
-    return types.void(out, at, out_step, x, x_offsets, step, count, factor, pad, mask), codegen
-
-
-@intrinsic
-def span_dot(typingctx, out, at, x, x_offsets, w, w_offsets, w_step, count, scale, shift,
-             ss_at, floor, pad, mask):
-    """:func:`row_dot` along the channels of one pixel: block ``p < count`` of the output
-    at ``at + p*LANES`` from the taps' blocks ``x[x_offsets[t] + p*LANES:]`` and
-    ``w[w_offsets[t] + p*w_step:]``, with ``scale``/``shift`` at ``ss_at + p*LANES``. Taps
-    whose bit is clear in ``mask`` read ``pad[p*LANES:]`` (zeros, at least ``count*LANES``
-    of them) instead of ``x``."""
-    if not (_flat(out, x, w, scale, shift, pad) and _ints(at, w_step, count, ss_at, mask)
-            and _taps(x_offsets, w_offsets) and _numbers(floor)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        e = _Emitter(context, builder, signature, args, out.dtype)
-        out_data, mask_ = e.data(0), e.intp(13)
-        lanes = ir.Constant(mask_.type, LANES)
-        xs = e.tap_bases(e.data(2), e.offsets(3), e.data(12), mask_, lanes)
-        w_data, w_step_ = e.data(4), e.intp(6)
-        ws = [builder.gep(w_data, [wo], inbounds=True) for wo in e.offsets(5)]
-        scale_base = builder.gep(e.data(8), [e.intp(10)], inbounds=True)
-        shift_base = builder.gep(e.data(9), [e.intp(10)], inbounds=True)
-        lowest = e.splat(e.value(11))
-        first = e.intp(1)
-
-        def body(p):
-            moved = builder.mul(p, lanes)
-            w_moved = builder.mul(p, w_step_)
-            total = None
-            for (x_base, _), w_base in zip(xs, ws):
-                product = builder.fmul(e.load(w_base, w_moved), e.load(x_base, moved),
-                                       flags=_CONTRACT)
-                total = product if total is None else builder.fadd(total, product,
-                                                                   flags=_CONTRACT)
-            total = builder.fadd(builder.fmul(total, e.load(scale_base, moved),
-                                              flags=_CONTRACT),
-                                 e.load(shift_base, moved), flags=_CONTRACT)
-            e.store(e.clamp(total, lowest), out_data, builder.add(first, moved))
-        return e.run(7, body)
-    return types.void(out, at, x, x_offsets, w, w_offsets, w_step, count, scale, shift,
-                      ss_at, floor, pad, mask), codegen
-
-
-def _span_pool(name: str, doc: str):
-    """An intrinsic ``name(out, at, x, x_offsets, count, factor, pad, mask)``: a max
-    (``factor`` ignored) or scaled sum over the taps, block ``p`` at ``+ p*LANES`` of
-    everything (the masked taps read ``pad[p*LANES:]``)."""
-    is_max = name == "span_max"
-
-    def typer(typingctx, out, at, x, x_offsets, count, factor, pad, mask):
-        if not (_flat(out, x, pad) and _ints(at, count, mask) and _taps(x_offsets)
-                and _numbers(factor)):
-            return None
-
-        def codegen(context, builder, signature, args):
-            e = _Emitter(context, builder, signature, args, out.dtype)
-            out_data, mask_ = e.data(0), e.intp(7)
-            lanes = ir.Constant(mask_.type, LANES)
-            xs = e.tap_bases(e.data(2), e.offsets(3), e.data(6), mask_, lanes)
-            scale = e.splat(e.value(5))
-            first = e.intp(1)
-
-            def body(p):
-                moved = builder.mul(p, lanes)
-                total = e.constant(float("-inf")) if is_max else None
-                for base, _ in xs:
-                    value = e.load(base, moved)
-                    if is_max:
-                        total = e.max_keep(total, value)
-                    else:
-                        total = value if total is None else builder.fadd(total, value)
-                if not is_max:
-                    total = builder.fmul(total, scale)
-                e.store(total, out_data, builder.add(first, moved))
-            return e.run(4, body)
-        return types.void(out, at, x, x_offsets, count, factor, pad, mask), codegen
-    typer.__name__ = typer.__qualname__ = name
-    typer.__doc__ = doc
-    return intrinsic(typer)
-
-
-span_max = _span_pool("span_max", ":func:`row_max` along the channels of one pixel: block "
-                      "``p < count`` at ``+ p*LANES`` of the output and of every tap; masked "
-                      "taps read ``pad[p*LANES:]`` (-inf); ``factor`` is ignored.")
-span_sum = _span_pool("span_sum", ":func:`row_sum` along the channels of one pixel: block "
-                      "``p < count`` at ``+ p*LANES`` of the output and of every tap; masked "
-                      "taps read ``pad[p*LANES:]`` (zeros).")
+        return e.masked_runs(6, e.intp(8), len(xs), body)
+    return types.void(out, at, out_step, x, x_offsets, step, count, factor, mask), codegen
 
 
 def _update(name: str, doc: str):
