@@ -133,7 +133,8 @@ class IfKernel:
 
 
 def add_if_kernels(lowered, lib, graph_json) -> None:
-    """Put an :class:`IfKernel` in ``lib`` for every ``__if`` node of ``lowered``.
+    """Put an :class:`IfKernel` in ``lib`` for every ``__if`` node of ``lowered``, and a
+    :class:`~interp.graph_loop.LoopKernel` for every ``__loop`` node.
 
     Args:
         lowered: the :class:`~interp.graph_lower.LoweredGraph` (its ``branches``).
@@ -142,7 +143,14 @@ def add_if_kernels(lowered, lib, graph_json) -> None:
         graph_json: ``(lowered graph, lib) -> (json text, memory)`` (build's writer).
     """
     from .graph_functions import CompiledFunction
+    from .graph_loop import LoopBodies, LoopKernel
     for name, branches in lowered.branches.items():
+        if isinstance(branches, LoopBodies):
+            jsons = tuple(graph_json(graph, lib)[0] for graph in
+                          (branches.cond_graph, branches.step_graph, branches.exit_graph))
+            lib.compiled[name] = CompiledFunction(LoopKernel(name, jsons, branches,
+                                                             lib.get_function), "control", ())
+            continue
         then_json = graph_json(branches.then_graph, lib)[0]
         else_json = graph_json(branches.else_graph, lib)[0]
         kernel = IfKernel(name, then_json, else_json, branches.num_free,

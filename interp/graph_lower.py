@@ -32,7 +32,7 @@ from irlib.ir import expr as E
 from irlib.ir.attrs import Attrs
 from irlib.ir.dim_binding import size_param_names
 from irlib.ir.dims import DimExpr
-from irlib.ir.functor import post_order
+from irlib.ir.functor import free_vars, post_order
 from irlib.ir.structural import structural_equal, structural_hash
 from irlib.ir.types import TensorType, TupleType
 
@@ -87,7 +87,8 @@ class LoweredGraph:
     size_params: tuple = ()
     size_divisible: list = field(default_factory=list)
     branches: dict = field(default_factory=dict)
-    """``__if`` func_name -> :class:`IfBranches` (shared by the branch graphs)."""
+    """``__if`` func_name -> :class:`IfBranches`, ``__loop`` func_name ->
+    :class:`~interp.graph_loop.LoopBodies` (shared by the part graphs)."""
 
 
 @dataclass
@@ -326,6 +327,10 @@ class _Lowerer:
         func = node.op
         if isinstance(func, E.Var) and func in functions:
             func = functions[func]
+            if not is_primitive(func):
+                from .graph_loop import calls_itself
+                if calls_itself(node.op, func):
+                    return self.finish_loop(node, node.op, func, values, functions)
         elif isinstance(func, E.Op):
             func = _wrap_op_call(node)
         args = [values[a] for a in node.args]
@@ -357,6 +362,55 @@ class _Lowerer:
         nid = len(self.graph.nodes) - 1
         return _unflatten(node.checked_type, [(nid, i) for i in range(len(out_types))])
 
+    def finish_loop(self, node: E.Call, var: E.Var, func: E.Function, values: dict,
+                    functions: dict):
+        """One node running a call of the tail-recursive ``func`` (see
+        :mod:`interp.graph_loop`)."""
+        from .graph_loop import LoopBodies, loop_parts
+        parts = loop_parts(var, func)
+        if parts is None:
+            raise GraphUnsupportedError(
+                f"graph executor runs a recursive function (%{var.name_hint}) only as a loop: "
+                f"a body that is one if, one branch a tail call of %{var.name_hint} "
+                f"(run this program on the interpreter)")
+        out_types = _tensor_types(node.checked_type, "the result of a loop")
+        _static(out_types, "the result of a loop")
+        outer = [v for v in free_vars(func) if v is not var and v not in functions]
+        missing = [v.name_hint for v in outer if v not in values]
+        if missing:
+            raise GraphUnsupportedError(f"graph executor: loop %{var.name_hint} reads "
+                                        f"%{missing[0]}, which is not a value of main")
+        inputs = [(p, "loop_v") for p in func.params] + [(v, "loop_in") for v in outer]
+        parts_lowered = [self.lower_part(expr, inputs, functions)
+                         for expr in (parts.cond, E.Tuple(parts.step), parts.result)]
+        state = _flatten([values[a] for a in node.args])
+        outer_entries = [e for v in outer for e in _flatten(values[v])]
+        consts = tuple(len(sub.const_entries) for sub in parts_lowered)
+        func_name = self.unique_name("__loop")
+        self.graph.branches[func_name] = LoopBodies(
+            *(sub.graph for sub in parts_lowered), parts.go_on, len(state),
+            len(outer_entries), consts)
+        entries = state + outer_entries + [e for sub in parts_lowered
+                                           for e in sub.const_entries]
+        self.graph.nodes.append(GraphNode(func_name, entries, func_name, len(out_types),
+                                          out_types))
+        nid = len(self.graph.nodes) - 1
+        return _unflatten(node.checked_type, [(nid, i) for i in range(len(out_types))])
+
+    def lower_part(self, expr, inputs: list, functions: dict) -> "_Lowerer":
+        """A sub-lowerer holding ``expr`` as a graph whose inputs are the entries of
+        ``inputs`` (``(variable, name prefix)`` pairs), then ``expr``'s constants."""
+        sub = _Lowerer(self, functions)
+        values: dict = {}
+        for position, (variable, prefix) in enumerate(inputs):
+            ty = variable._checked_type or variable.type_annotation
+            types = _tensor_types(ty, f"loop variable %{variable.name_hint}")
+            _static(types, f"loop variable %{variable.name_hint}")
+            leaves = [sub.add_null(f"{prefix}{position}_{k}", t) for k, t in enumerate(types)]
+            values[variable] = _unflatten(ty, leaves)
+        sub.graph.heads = _flatten(sub.lower_expr(expr, values))
+        return sub
+
     def lower_branch(self, branch, frees: list, functions: dict) -> "_Lowerer":
         """A sub-lowerer holding ``branch`` as a graph whose inputs are ``frees``'
         entries (then the branch's constants)."""
@@ -373,8 +427,8 @@ class _Lowerer:
 
 def _static(types: list, where: str) -> None:
     if any(not isinstance(d, (int, np.integer)) for ty in types for d in ty.shape):
-        raise GraphUnsupportedError(f"graph executor runs an if with static shapes only; "
-                                    f"{where} has a symbolic dim")
+        raise GraphUnsupportedError(f"graph executor runs an if or a loop with static shapes "
+                                    f"only; {where} has a symbolic dim")
 
 
 def _wrap_op_call(call: E.Call) -> E.Function:

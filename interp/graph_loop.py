@@ -1,0 +1,210 @@
+"""Loops on the graph executor: a tail-recursive function runs as one ``__loop`` node.
+
+The ONNX importer (``Loop``, RNNs with a run-time length) and Relay's ``while_loop`` write a
+loop as a let-bound function that calls itself in tail position of one ``if`` branch::
+
+    let %loop = fn (%i, %cond, %x) {
+      if (<cond of %i, %cond, outer values>) { %loop(<next %i>, <next %cond>, <next %x>) }
+      else { <result of %i, %cond, %x> }
+    };
+    %loop(0i64, True, %x0)
+
+:func:`loop_parts` recognises that form. :mod:`interp.graph_lower` then lowers each call of
+such a function to one graph node (``__loop``, ``__loop_1``, ...) whose inputs are the
+initial state, the outer values the function reads (its free variables) and the constants
+of its three parts, each lowered to a graph of its own (:class:`LoopBodies`): the
+condition, the step (the tail call's arguments: the next state) and the exit value.
+:class:`LoopKernel` runs them: condition, then step while it holds, then exit. The state
+lives in buffers bound to the three graphs once; each step's results are copied into
+them. Everything outside the loop stays compiled, as for an ``if``
+(:mod:`interp.graph_control`).
+
+Loops whose state changes shape between iterations (ONNX scan outputs grown by
+concatenation have ``Any`` dims) still raise :class:`~interp.graph_lower.GraphUnsupportedError`
+and run on the interpreter.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from irlib.ir import expr as E
+
+from .graph_runtime import GraphRuntime, parse_graph
+
+__all__ = ["LoopBodies", "LoopKernel", "LoopParts", "calls_itself", "loop_parts"]
+
+
+@dataclass
+class LoopParts:
+    """A tail-recursive function's pieces (see :func:`loop_parts`).
+
+    Attributes:
+        cond: the ``if`` condition (a bool scalar expression of the parameters).
+        go_on: the condition value that means "take the recursive call" (True when the
+            call is in the true branch).
+        step: the recursive call's arguments, one per parameter.
+        result: the other branch: the function's value when the loop stops.
+    """
+
+    cond: E.Expr
+    go_on: bool
+    step: tuple
+    result: E.Expr
+
+
+@dataclass
+class LoopBodies:
+    """The lowered parts of one ``__loop`` node.
+
+    Its inputs are the ``num_state`` initial state entries, the ``num_outer`` entries of the
+    outer values, then the constants of the condition, step and exit graphs (``consts`` of
+    each). Every part graph's inputs are the state entries, the outer entries and its own
+    constants, in that order; the condition graph's one head is the condition, the step
+    graph's heads the next state, the exit graph's heads the node's outputs.
+    """
+
+    cond_graph: object
+    step_graph: object
+    exit_graph: object
+    go_on: bool
+    num_state: int
+    num_outer: int
+    consts: tuple
+
+
+def _reachable(root) -> list:
+    """Nodes reachable from ``root`` without entering functions (explicit stack)."""
+    seen, order, stack = set(), [], [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        order.append(node)
+        kind = type(node)
+        if kind is E.Call:
+            stack.extend(node.args)
+            if not isinstance(node.op, E.Function):
+                stack.append(node.op)
+        elif kind is E.Tuple:
+            stack.extend(node.fields)
+        elif kind is E.TupleGetItem:
+            stack.append(node.tuple_value)
+        elif kind is E.Let:
+            stack.extend((node.value, node.body))
+        elif kind is E.If:
+            stack.extend((node.cond, node.true_branch, node.false_branch))
+    return order
+
+
+def _mentions(var: E.Var, root) -> bool:
+    return any(node is var for node in _reachable(root))
+
+
+def calls_itself(var: E.Var, func: E.Function) -> bool:
+    """Whether ``func`` (bound to ``var`` by a let) refers to ``var`` in its body.
+
+    Args:
+        var: the let-bound variable.
+        func: the function bound to it.
+    """
+    return _mentions(var, func.body)
+
+
+def loop_parts(var: E.Var, func: E.Function) -> LoopParts | None:
+    """The pieces of ``func`` when it is a loop in the form above, else None.
+
+    The body must be one ``if`` (lets before it are not accepted); one branch is a call of
+    ``var`` with one argument per parameter, and neither the condition nor the other branch
+    mentions ``var``.
+
+    Args:
+        var: the let-bound variable ``func`` calls itself through.
+        func: the function.
+    """
+    body = func.body
+    if type(body) is not E.If:
+        return None
+    for go_on, call, other in ((True, body.true_branch, body.false_branch),
+                               (False, body.false_branch, body.true_branch)):
+        if type(call) is E.Call and call.op is var and len(call.args) == len(func.params) \
+                and not _mentions(var, other) and not _mentions(var, body.cond) \
+                and not any(_mentions(var, arg) for arg in call.args):
+            return LoopParts(body.cond, go_on, tuple(call.args), other)
+    return None
+
+
+class LoopKernel:
+    """The library function of a ``__loop`` node: ``fn(*state, *outer, *consts, *outputs)``.
+
+    Each thread gets its own three runtimes and state buffers, made on first use; the
+    state buffers, outer values and constants are bound to the runtimes without a copy,
+    once per set of input arrays.
+
+    Args:
+        name: the node's func_name (for messages).
+        jsons: the condition, step and exit graphs' JSON.
+        bodies: the node's :class:`LoopBodies` (counts and ``go_on``).
+        lookup: name -> library function, for the part graphs' nodes.
+    """
+
+    def __init__(self, name: str, jsons: tuple, bodies: LoopBodies, lookup):
+        self.name = name
+        self.graphs = tuple(parse_graph(text) for text in jsons)
+        self.go_on = bool(bodies.go_on)
+        self.num_state = bodies.num_state
+        self.num_outer = bodies.num_outer
+        self.consts = tuple(bodies.consts)
+        self.num_inputs = self.num_state + self.num_outer + sum(self.consts)
+        self.lookup = lookup
+        self._local = threading.local()
+
+    def _setup(self, arrays):
+        local = self._local
+        if getattr(local, "runtimes", None) is None:
+            local.runtimes = [GraphRuntime(graph, self.lookup) for graph in self.graphs]
+            local.state = [np.empty_like(a) for a in arrays[:self.num_state]]
+            local.next = [np.empty_like(a) for a in arrays[:self.num_state]]
+            local.bound = None
+        inputs = arrays[:self.num_inputs]
+        if local.bound is None or len(local.bound) != len(inputs) or \
+                any(a is not b for a, b in zip(local.bound, inputs)):
+            shared = list(local.state) + list(inputs[self.num_state:
+                                                     self.num_state + self.num_outer])
+            start = self.num_state + self.num_outer
+            for runtime, count in zip(local.runtimes, self.consts):
+                for index, array in enumerate(shared + list(inputs[start:start + count])):
+                    runtime.bind_input(index, array)
+                start += count
+            local.bound = inputs
+        return local
+
+    @staticmethod
+    def _heads(runtime) -> list:
+        entries, graph = runtime.entries, runtime.graph
+        return [entries[graph.entry_id(nid, index)] for nid, index in graph.heads]
+
+    def __call__(self, *arrays):
+        local = self._setup(arrays)
+        cond_rt, step_rt, exit_rt = local.runtimes
+        for buffer, initial in zip(local.state, arrays[:self.num_state]):
+            np.copyto(buffer, initial)
+        condition = self._heads(cond_rt)[0]
+        step_heads = self._heads(step_rt)
+        while True:
+            cond_rt.run()
+            if bool(condition.reshape(-1)[0]) != self.go_on:
+                break
+            step_rt.run()
+            # Via a second buffer: a step result may be another state variable's input.
+            for buffer, head in zip(local.next, step_heads):
+                np.copyto(buffer, head)
+            for buffer, value in zip(local.state, local.next):
+                np.copyto(buffer, value)
+        exit_rt.run()
+        for out, head in zip(arrays[self.num_inputs:], self._heads(exit_rt)):
+            np.copyto(out, head)
