@@ -16,6 +16,7 @@ are kept between calls (:func:`scratch`).
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -44,7 +45,7 @@ def scratch(name: str, shape: tuple, dtype) -> np.ndarray:
     """
     buffers = _SCRATCH.__dict__
     dtype = np.dtype(dtype)
-    size = int(np.prod(shape)) * dtype.itemsize
+    size = math.prod(shape) * dtype.itemsize
     buffer = buffers.get(name)
     if size > SCRATCH_LIMIT:
         array = np.empty(shape, dtype)

@@ -32,9 +32,11 @@ Strategy:
   32), so LLVM vectorises it with little per-loop overhead for any channel count. Taps and
   output channels are padded to multiples of four with a zero plane and zero weights
   (exact: ``0 * 0``).
-* **Store and epilogue.** The block is copied into the output rows (a transpose for
-  channels-last data) and, channels-last, each pixel's fused epilogue (:mod:`.epilogue`:
-  bias, batch-norm scale/shift, residual, ReLU) is applied right away, while in L1.
+* **Epilogue and store.** A fused epilogue (:mod:`.epilogue`: bias, batch-norm
+  scale/shift, residual, ReLU; channels-last outputs) is applied to the block while it is
+  in L1, step by step along the long pixel loop (per-pixel steps over a few channels cost
+  as much as the convolution of kws' first layer); then the block is copied into the
+  output rows (a transpose for channels-last data).
 
 Accumulation is in the data's dtype, four products at a time (results may differ from a
 float64 reference in the last bits). :func:`direct_pays` is the cost rule the conv kernels
@@ -43,13 +45,14 @@ use to choose this kernel over im2col + GEMM; ``IRLIB_DIRECT_CONV=0`` turns it o
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 from numba import get_num_threads, njit, prange, uint64
 
 from .conv_core import scratch
-from .epilogue import apply_pixel, empty
+from .epilogue import ADD, MUL, RELU, empty
 
 __all__ = ["conv2d_direct", "conv2d_direct_rows", "conv2d_direct_parallel", "arrange",
            "arrange_parallel", "plan", "direct_pays", "enabled", "pack_weight", "ENV_SWITCH",
@@ -113,7 +116,7 @@ def direct_pays(channels: int, out_channels: int, kernel, out_positions: int,
     """
     if groups != 1 or not enabled():
         return False
-    flops = 2.0 * out_positions * out_channels * channels * int(np.prod(kernel))
+    flops = 2.0 * out_positions * out_channels * channels * math.prod(kernel)
     if out_channels <= SMALL_OUT_CHANNELS or flops < TINY_FLOPS:
         return True
     return out_channels <= MEDIUM_OUT_CHANNELS and flops <= MEDIUM_MAX_FLOPS
@@ -234,6 +237,37 @@ def arrange_parallel(x, planes, geometry, layout):
         _arrange_part(x, planes, geometry, layout, part)
 
 
+@njit(cache=True, fastmath={"contract"})
+def _epilogue(block, kinds, vectors, rflat, base, count, ow, length, osh, osw, osc,
+              out_channels):
+    """Apply the epilogue's steps, in order, to the channels-first block of one task (its
+    ``count`` rows of ``ow`` pixels, ``length`` apart): a per-channel operand is a scalar
+    along a long contiguous pixel loop; the residual is read at the output's strides
+    (``base`` its task's first element)."""
+    zero = block.dtype.type(0)
+    span = (count - 1) * length + ow            # junk columns between rows are harmless
+    for s in range(kinds.shape[0]):
+        kind = kinds[s]
+        for o in range(out_channels):
+            row = block[o]
+            value = vectors[s, o]
+            if kind == ADD:
+                for p in range(span):
+                    row[p] += value
+            elif kind == MUL:
+                for p in range(span):
+                    row[p] *= value
+            elif kind == RELU:
+                for p in range(span):
+                    row[p] = max(row[p], zero)
+            else:
+                for r in range(count):
+                    line = row[r * length:]
+                    start = base + r * osh + o * osc
+                    for j in range(ow):
+                        line[j] += rflat[start + j * osw]
+
+
 @njit(cache=True)
 def conv2d_direct_rows(planes, wpack, out, geometry, layout, first_task, last_task,
                        kinds, vectors, residual):
@@ -297,17 +331,17 @@ def conv2d_direct_rows(planes, wpack, out, geometry, layout, first_task, last_ta
         for m in range(real, taps):
             offsets[m] = zero_base
         _block(block, planes, offsets, rows, wpack, 0, wide, taps, o4)
+        if fused:
+            _epilogue(block, kinds, vectors, rflat, n * osn + i0 * osh, count, ow, length,
+                      osh, osw, osc, out_channels)
         for r in range(count):
             base = n * osn + (i0 + r) * osh
             first = r * length
-            if osc == 1:                # channels-last: pixel by pixel, then its epilogue
+            if osc == 1:                # channels-last: a transpose, pixel by pixel
                 for j in range(ow):
-                    pixel = base + j * osw
-                    dst = of[pixel:]
+                    dst = of[base + j * osw:]
                     for o in range(out_channels):
                         dst[o] = block[o, first + j]
-                    if fused:
-                        apply_pixel(of, pixel, kinds, vectors, rflat, pixel)
             else:                       # channels-first: rows of contiguous pixels
                 for o in range(out_channels):
                     dst = of[base + o * osc:]
@@ -333,12 +367,31 @@ def row_group(out_width: int, plane_len: int, out_rows: int) -> int:
     return max(1, min(out_rows, -(-PIXEL_BLOCK // max(1, plane_len))))
 
 
+_PLANS: dict = {}
+
+PLAN_CACHE_SIZE = 256
+"""Plans :func:`plan` keeps (a graph calls each layer with the same shapes every run)."""
+
+
 def plan(x_shape, out_shape, kernel, strides, dilation, pads, channels_last):
     """The int64 ``geometry`` and ``layout`` arrays of :func:`conv2d_direct_rows`, the
-    planes' element count and the spare zeros they need after them.
+    planes' element count and the spare zeros they need after them (cached per
+    arguments: treat the arrays as read-only).
 
     Args: as :func:`conv2d_direct`'s (shapes instead of arrays).
     """
+    key = (tuple(x_shape), tuple(out_shape), tuple(kernel), tuple(strides), tuple(dilation),
+           tuple(pads), bool(channels_last))
+    found = _PLANS.get(key)
+    if found is None:
+        if len(_PLANS) >= PLAN_CACHE_SIZE:
+            _PLANS.clear()
+        found = _PLANS[key] = _plan(*key)
+    return found
+
+
+def _plan(x_shape, out_shape, kernel, strides, dilation, pads, channels_last):
+    """:func:`plan`, computed."""
     if channels_last:
         batch, height, width, channels = x_shape
         _, oh, ow, out_channels = out_shape
