@@ -29,40 +29,16 @@ Before/after, for ``fn (%p0: Tensor[(2, 3)], %p1: Tensor[(3)]) { nn.relu(add(%p0
 
 from __future__ import annotations
 
-import math
-import re
 
 from irlib.ir import expr as E
-from irlib.ir.dims import AnyDim, DimExpr
-from irlib.ir.types import TensorType
+from irlib.ir.dims import DimExpr
 
-from .dim_source import SIZE_PREFIX, dim_source
+from . import concat_split
+from .dim_source import SIZE_PREFIX
+from .node_types import Unsupported, shape_of as _shape, src as _src
+from .loops import PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_TASKS, hoisted_nest, is_parallel, \
+    loop_nest, split_nest  # noqa: F401 (the thresholds are re-exported)
 from .scalar_ops import RULES, constant_take_index, literal
-
-
-class Unsupported(Exception):
-    """The group has something the generator does not handle (the caller falls back)."""
-
-
-def _shape(node) -> tuple:
-    """The dims of ``node``'s tensor type: ints, or :class:`DimExpr` for symbolic ones."""
-    ty = node.checked_type
-    if not isinstance(ty, TensorType):
-        raise Unsupported(f"non-tensor value of type {ty}")
-    dims = []
-    for d in ty.shape:
-        if isinstance(d, DimExpr):
-            dims.append(d)
-        elif isinstance(d, AnyDim):
-            raise Unsupported(f"Any dim in {ty}")
-        else:
-            dims.append(int(d))
-    return tuple(dims)
-
-
-def _src(dim) -> str:
-    """A dim as generated source: an int literal, or an expression over the size args."""
-    return str(dim) if isinstance(dim, int) else dim_source(dim)
 
 
 def _dtype(node) -> str:
@@ -134,12 +110,16 @@ def _broadcast_index(index: list, shape: tuple) -> list:
 class _Emitter:
     """Emits the loop body: one local per distinct (node, index)."""
 
-    def __init__(self, inputs: dict, float_dtype: str):
+    def __init__(self, inputs: dict, float_dtype: str, part=None, base: int = 0):
         self.inputs = inputs          # node -> argument name
         self.float_dtype = float_dtype
         self.lines: list = []
         self.memo: dict = {}
         self.needs: dict = {}
+        # For one part of a split nest: (index text, start, stop, axis): the text that
+        # holds positions [start, stop) of the output's split axis, whose loop is i<axis>.
+        self.part = part
+        self.base = base              # locals are numbered from here (unique per kernel)
 
     def value(self, node, index: list) -> str:
         """The local holding ``node``'s value at ``index`` (emitting what it needs)."""
@@ -164,7 +144,7 @@ class _Emitter:
         return self.memo[(node, tuple(index))]
 
     def new_local(self, expression: str) -> str:
-        name = f"t{len(self.lines)}"
+        name = f"t{self.base + len(self.lines)}"
         self.lines.append(f"{name} = {expression}")
         return name
 
@@ -334,6 +314,9 @@ class _Emitter:
         if not isinstance(fields, E.Tuple):
             raise Unsupported("concatenate of a non-literal tuple")
         axis = node.attrs["axis"] % len(index)
+        resolved = self.part_field(fields.fields, axis, index)
+        if resolved is not None:
+            return [resolved]
         pairs, start = [], 0
         for field in fields.fields:
             shifted = list(index)
@@ -348,6 +331,28 @@ class _Emitter:
             pairs.append((field, shifted))
             start += size
         return pairs
+
+    def part_field(self, fields, axis: int, index: list):
+        """In a split-nest part whose range of the split axis is ``index[axis]`` and lies in
+        one field: ``(that field, its index)``, read with no choice; else None.
+
+        Sound for any concatenation of the group: the same index text is the same value,
+        which the part's loop keeps within ``[start, stop)``."""
+        if self.part is None or index[axis] != self.part[0]:
+            return None
+        _, start, stop, loop_axis = self.part
+        offset = 0
+        for field in fields:
+            size = _shape(field)[axis]
+            if not isinstance(size, int):
+                return None
+            if offset <= start and stop <= offset + size:
+                shifted = list(index)
+                shift = start - offset
+                shifted[axis] = f"(i{loop_axis} + {shift})" if shift else f"i{loop_axis}"
+                return (field, shifted)
+            offset += size
+        return None
 
     def emit(self, node, index: list, values: list) -> str:
         if node in self.inputs:
@@ -390,6 +395,8 @@ class _Emitter:
     @staticmethod
     def combine_concatenate(node, index: list, values: list) -> str:
         """``concatenate``: the value of the field whose range holds the index on the axis."""
+        if len(values) == 1:                # one field, or resolved by a split part
+            return values[0]
         axis = node.attrs["axis"] % len(index)
         bounds, start = [], 0
         for field in node.args[0].fields:
@@ -399,61 +406,6 @@ class _Emitter:
         for bound, value in reversed(list(zip(bounds[:-1], values[:-1]))):
             text = f"({value} if {index[axis]} < {_src(bound)} else {text})"
         return text
-
-
-PARALLEL_MIN_ELEMENTS = 1 << 20
-"""Outputs with at least this many elements are written by a ``prange`` loop. The serial
-nest vectorises and runs near memory speed (measured: a conv epilogue of 200K float32 in
-0.022 ms serial, 0.05 ms as a ``prange``, the pool's wake-up dominating); and every parallel
-region between two BLAS calls risks the thread pools' spin fight (see
-:mod:`jitkernels.threads`). So only very large outputs go parallel."""
-
-PARALLEL_MIN_TASKS = 16
-"""Leading output dims are collapsed into one ``prange`` index until it has this many tasks
-(a few per thread, for balance)."""
-
-
-def _loop_nest(shape: tuple, parallel: bool) -> tuple:
-    """Loop headers over ``shape`` binding ``i0, i1, ...``, and the body's indentation depth.
-
-    Headers are indented for the function body (depth 1). Unit dims become ``ik = 0``.
-    When ``parallel``, the leading dims up to the first one that brings their product to
-    :data:`PARALLEL_MIN_TASKS` share one ``prange`` index ``p``, split back into their
-    indices; the remaining dims stay serial loops, so the innermost (contiguous) loop is a
-    plain ``range`` that LLVM can vectorise.
-    """
-    lines, depth, start = [], 1, 0
-    if parallel:
-        tasks, split = 1, 0
-        while split < len(shape) and tasks < PARALLEL_MIN_TASKS:
-            tasks *= shape[split]
-            split += 1
-        # numba may type a prange index as unsigned, and unsigned-with-signed arithmetic
-        # as float: the index is made a signed int first.
-        lines += [f"    for task in prange({tasks}):", "        p = np.int64(task)"]
-        depth, inner = 2, 1
-        for k in reversed(range(split)):
-            index = "p" if inner == 1 else f"(p // {inner})"
-            value = "0" if shape[k] == 1 else (f"{index} % {shape[k]}" if k else index)
-            lines.append("    " * depth + f"i{k} = {value}")
-            inner *= shape[k]
-        start = split
-    for k in range(start, len(shape)):
-        if shape[k] == 1:
-            lines.append("    " * depth + f"i{k} = 0")
-            continue
-        lines.append("    " * depth + f"for i{k} in range({_src(shape[k])}):")
-        depth += 1
-    return lines, depth
-
-
-def _is_parallel(shape: tuple) -> bool:
-    """Whether an output of ``shape`` is written by a ``prange`` nest: static shapes of at
-    least :data:`PARALLEL_MIN_ELEMENTS`; a symbolic shape never (its size is unknown when
-    the kernel is generated, and one kernel serves every size)."""
-    if any(isinstance(d, DimExpr) for d in shape):
-        return False
-    return math.prod(shape) >= PARALLEL_MIN_ELEMENTS
 
 
 def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
@@ -481,89 +433,67 @@ def generate(arg_names: list, inputs: dict, outputs: list, anchor_source=None,
     """
     out_names = [f"out{k}" for k in range(len(outputs))]
     size_args = [SIZE_PREFIX + name for name in size_names]
-    shapes = [_shape(node) for node in outputs]
-    parallel = any(_is_parallel(shape) for shape in shapes)
+    body = []
+    if anchor_source is not None:
+        body.append(f"    anchor = {anchor_source}")
+    for out_name, node in zip(out_names, outputs):
+        body += _output_nest(node, out_name, inputs, bool(size_names))
+    parallel = any("prange(" in line for line in body)
     lines = ["import math", "import numpy as np", "from numba import njit, prange", "", "",
              # error_model="numpy": x / 0 is inf/nan as in the numpy references, not a
              # ZeroDivisionError
              f"@njit(cache=True, fastmath=False, error_model='numpy'"
              f"{', parallel=True' if parallel else ''})",
-             f"def kernel({', '.join(list(arg_names) + out_names + size_args)}):"]
-    if anchor_source is not None:
-        lines.append(f"    anchor = {anchor_source}")
-    for out_name, node, out_shape in zip(out_names, outputs, shapes):
-        for part, axis, start in _output_parts(node):
-            part_shape = _shape(part)
-            emitter = _Emitter(inputs, _dtype(node))
-            index = [f"i{k}" for k in range(len(part_shape))]
-            result = emitter.value(part, index)
-            target = list(index)
-            if start != 0:
-                target[axis] = f"{index[axis]} + {_src(start)}"
-            body = emitter.lines + [f"{out_name}[{', '.join(target) or '0'}] = {result}"]
-            parallel = _is_parallel(out_shape)
-            if (size_names or HOIST_STATIC) and not parallel:
-                lines += _hoisted_nest(part_shape, body)
-                continue
-            headers, depth = _loop_nest(part_shape, parallel)
-            lines += headers
-            lines += ["    " * depth + line for line in body]
+             f"def kernel({', '.join(list(arg_names) + out_names + size_args)}):"] + body
     if any("_erf32(" in line for line in lines):
         lines.insert(3, "from jitkernels.codegen.fast_scalar import erf32 as _erf32")
     return "\n".join(lines) + "\n"
 
 
-HOIST_STATIC = False
-"""Whether static groups get the hoisted nest too (:func:`_hoisted_nest`; symbolic groups
-always do)."""
-
-_INDEX_NAME = re.compile(r"\bi\d+\b")
-_LOCAL_NAME = re.compile(r"\bt\d+\b")
-
-
-def _hoisted_nest(shape: tuple, body: list) -> list:
-    """A serial loop nest over ``shape`` with each body line placed in the outermost loop
-    where every index it reads is bound (source-level loop-invariant code motion).
-
-    Used for symbolic groups: numba cannot prove that the output does not alias the
-    inputs, so LLVM keeps a layer norm's per-row ``sqrt(var + eps)`` (or any value of the
-    outer indices only) inside the inner loop; computed once per row, the inner loop is
-    a few loads and arithmetic that vectorise. ``body`` is ``t<k> = ...`` lines in
-    dependency order, then the output store (which reads every index).
-    """
-    needs: dict = {}
-    pending = []
-    for line in body:
-        name, _, expression = line.partition(" = ")
-        indices = set(_INDEX_NAME.findall(expression if name.startswith("t") else line))
-        for local in _LOCAL_NAME.findall(expression):
-            indices |= needs.get(local, set())
-        if name.startswith("t"):
-            needs[name] = indices
-        pending.append((line, indices))
-    lines, depth, bound = [], 1, set()
-
-    def place():
-        nonlocal pending
-        keep = []
-        for line, indices in pending:
-            if indices <= bound:
-                lines.append("    " * depth + line)
-            else:
-                keep.append((line, indices))
-        pending = keep
-    place()
-    for k, dim in enumerate(shape):
-        if dim == 1:
-            lines.append("    " * depth + f"i{k} = 0")
-        else:
-            lines.append("    " * depth + f"for i{k} in range({_src(dim)}):")
-            depth += 1
-        bound.add(f"i{k}")
-        place()
-    lines += ["    " * depth + line for line, _ in pending]
+def _output_nest(node, out_name: str, inputs: dict, symbolic: bool) -> list:
+    """The loop nest(s) writing output ``node`` to ``out_name``: a split nest when the output
+    reads a concatenation elementwise (:func:`concat_split.split_plan`), else one nest per
+    :func:`_output_parts` part (hoisted when the group is symbolic or :data:`HOIST_STATIC`)."""
+    out_shape = _shape(node)
+    parallel = is_parallel(out_shape)
+    plan = concat_split.split_plan(node, inputs) if concat_split.SPLIT_CONCAT else None
+    if plan is not None:
+        axis, bounds = plan
+        parts, base = [], 0
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            index = [f"i{k}" for k in range(len(out_shape))]
+            if start:
+                index[axis] = f"(i{axis} + {start})"
+            emitter = _Emitter(inputs, _dtype(node), part=(index[axis], start, stop, axis),
+                               base=base)
+            result = emitter.value(node, index)
+            base += len(emitter.lines)
+            parts.append((stop - start, emitter.lines +
+                          [f"{out_name}[{', '.join(index)}] = {result}"]))
+        parallel = parallel or concat_split.split_parallel(out_shape)
+        return split_nest(out_shape, axis, parts, parallel)
+    lines = []
+    for part, axis, start in _output_parts(node):
+        part_shape = _shape(part)
+        emitter = _Emitter(inputs, _dtype(node))
+        index = [f"i{k}" for k in range(len(part_shape))]
+        result = emitter.value(part, index)
+        target = list(index)
+        if start != 0:
+            target[axis] = f"{index[axis]} + {_src(start)}"
+        body = emitter.lines + [f"{out_name}[{', '.join(target) or '0'}] = {result}"]
+        if (symbolic or HOIST_STATIC) and not parallel:
+            lines += hoisted_nest(part_shape, body)
+            continue
+        headers, depth = loop_nest(part_shape, parallel)
+        lines += headers
+        lines += ["    " * depth + line for line in body]
     return lines
 
+
+HOIST_STATIC = False
+"""Whether static groups get the hoisted nest too (:func:`loops.hoisted_nest`; symbolic
+groups always do)."""
 
 def _output_parts(node) -> list:
     """``(node, axis, start)`` loop nests that write an output: a ``concatenate`` of a
