@@ -190,15 +190,13 @@ class GraphExecutorFactoryModule:
         """Write graph, params and functions (in the text format) to one file.
 
         :func:`load_module` reads it back, in any process; functions are recompiled there
-        (numba's on-disk cache makes that fast).
+        (numba's on-disk cache makes that fast). The ``__if``/``__loop`` nodes' sub-graphs
+        are stored as their kernels describe them (``control.json``).
         """
         from irlib.text.printer import astext
         from .params import save_param_dict
-        control = sorted(n for n, c in self.lib.compiled.items() if c.how == "control")
-        if control:
-            raise IRError(f"export_library: the graph has if node(s) {control}, which the "
-                          f"library format does not store yet; rebuild in the process "
-                          f"instead")
+        control = {name: compiled.fn.describe() for name, compiled in self.lib.compiled.items()
+                   if compiled.how == "control"}
         functions = {name: astext(func) for name, func in self.lib.functions.items()}
         meta = {"format": _FORMAT, "target": self.target, "memory": self.memory}
         with zipfile.ZipFile(os.fspath(path), "w", zipfile.ZIP_DEFLATED) as archive:
@@ -206,6 +204,7 @@ class GraphExecutorFactoryModule:
             archive.writestr("graph.json", self.graph_json)
             archive.writestr("params.bin", save_param_dict(self.params))
             archive.writestr("functions.json", json.dumps(functions))
+            archive.writestr("control.json", json.dumps(control))
 
 
 def load_module(path) -> GraphExecutorFactoryModule:
@@ -223,6 +222,8 @@ def load_module(path) -> GraphExecutorFactoryModule:
             graph_json = archive.read("graph.json").decode()
             params_blob = archive.read("params.bin")
             texts = json.loads(archive.read("functions.json"))
+            control = json.loads(archive.read("control.json")) \
+                if "control.json" in archive.namelist() else {}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise IRError(f"{path}: not a library written by export_library ({error})") from None
     if meta.get("format") != _FORMAT:
@@ -231,6 +232,12 @@ def load_module(path) -> GraphExecutorFactoryModule:
     functions = {name: infer_type(parse_expr(text)) for name, text in texts.items()}
     params = {name: value.numpy() for name, value in load_param_dict(params_blob).items()}
     lib = Library(functions, meta["target"])
+    if control:
+        from .graph_control import control_kernel
+        from .graph_functions import CompiledFunction
+        for name, description in control.items():
+            lib.compiled[name] = CompiledFunction(
+                control_kernel(name, description, lib.get_function), "control", ())
     return GraphExecutorFactoryModule(graph_json, lib, params, meta["target"],
                                       meta.get("memory"))
 

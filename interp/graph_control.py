@@ -97,12 +97,19 @@ class IfKernel:
     def __init__(self, name: str, then_json: str, else_json: str, num_free: int,
                  then_consts: int, else_consts: int, lookup):
         self.name = name
+        self.jsons = (then_json, else_json)
         self.graphs = (parse_graph(then_json), parse_graph(else_json))
         self.num_free = num_free
         self.const_counts = (then_consts, else_consts)
         self.num_inputs = 1 + num_free + then_consts + else_consts
         self.lookup = lookup
         self._local = threading.local()
+
+    def describe(self) -> dict:
+        """What :func:`control_kernel` needs to make this kernel again (JSON-able; stored
+        by ``export_library``)."""
+        return {"kind": "if", "graphs": list(self.jsons), "num_free": self.num_free,
+                "consts": list(self.const_counts)}
 
     def _runtime(self, which: int):
         runtimes = getattr(self._local, "runtimes", None)
@@ -156,3 +163,29 @@ def add_if_kernels(lowered, lib, graph_json) -> None:
         kernel = IfKernel(name, then_json, else_json, branches.num_free,
                           branches.then_consts, branches.else_consts, lib.get_function)
         lib.compiled[name] = CompiledFunction(kernel, "control", ())
+
+
+def control_kernel(name: str, description: dict, lookup):
+    """The kernel of a control-flow node from its :meth:`IfKernel.describe` or
+    :meth:`~interp.graph_loop.LoopKernel.describe` (what ``load_module`` reads back).
+
+    Args:
+        name: the node's func_name.
+        description: the stored description.
+        lookup: name -> library function, for the sub-graphs' nodes.
+
+    Raises:
+        IRError: for a description of an unknown kind.
+    """
+    from irlib.errors import IRError
+    from .graph_loop import LoopBodies, LoopKernel
+    kind = description.get("kind")
+    if kind == "if":
+        then_consts, else_consts = description["consts"]
+        return IfKernel(name, *description["graphs"], description["num_free"], then_consts,
+                        else_consts, lookup)
+    if kind == "loop":
+        bodies = LoopBodies(None, None, None, description["go_on"], description["num_state"],
+                            description["num_outer"], tuple(description["consts"]))
+        return LoopKernel(name, tuple(description["graphs"]), bodies, lookup)
+    raise IRError(f"control-flow node {name!r}: unknown kind {kind!r} in the library")

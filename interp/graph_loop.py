@@ -154,6 +154,7 @@ class LoopKernel:
 
     def __init__(self, name: str, jsons: tuple, bodies: LoopBodies, lookup):
         self.name = name
+        self.jsons = tuple(jsons)
         self.graphs = tuple(parse_graph(text) for text in jsons)
         self.go_on = bool(bodies.go_on)
         self.num_state = bodies.num_state
@@ -162,6 +163,13 @@ class LoopKernel:
         self.num_inputs = self.num_state + self.num_outer + sum(self.consts)
         self.lookup = lookup
         self._local = threading.local()
+
+    def describe(self) -> dict:
+        """What :func:`interp.graph_control.control_kernel` needs to make this kernel again
+        (JSON-able; stored by ``export_library``)."""
+        return {"kind": "loop", "graphs": list(self.jsons), "go_on": self.go_on,
+                "num_state": self.num_state, "num_outer": self.num_outer,
+                "consts": list(self.consts)}
 
     def _setup(self, arrays):
         local = self._local

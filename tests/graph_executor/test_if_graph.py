@@ -78,11 +78,20 @@ def test_if_tuple_result_outer_values_constants_and_nesting():
             np.testing.assert_allclose(got[1].numpy(), second, rtol=1e-5)
 
 
-def test_export_library_refuses_if_nodes(tmp_path):
+def test_export_library_stores_if_nodes(tmp_path):
+    """A graph with an ``__if`` node is written by export_library and runs after
+    load_module (both branches) as it did before."""
     x = irlib.var("x", shape=(2,))
     c = irlib.var("c", shape=(), dtype="bool")
     mod = irlib.IRModule.from_expr(irlib.Function(
-        [x, c], irlib.If(c, irlib.exp(x), irlib.negative(x))))
+        [x, c], irlib.If(c, irlib.exp(x), irlib.negative(irlib.add(x, irlib.const(1.0))))))
     factory = interp.build(mod, target="cpu")
-    with pytest.raises(irlib.IRError, match="if node"):
-        factory.export_library(str(tmp_path / "m.irlib"))
+    factory.export_library(str(tmp_path / "m.irlib"))
+    loaded = interp.load_module(str(tmp_path / "m.irlib"))
+    module = interp.graph_executor.GraphModule(loaded["default"](interp.cpu(0)))
+    xv = np.array([0.5, -2.0], np.float32)
+    for cv, want in ((True, np.exp(xv)), (False, -(xv + 1))):
+        module.set_input("x", xv)
+        module.set_input("c", np.array(cv))
+        module.run()
+        np.testing.assert_allclose(module.get_output(0).numpy(), want, rtol=1e-6)

@@ -143,3 +143,23 @@ def test_non_tail_recursion_falls_back_with_a_reason():
                                           device=interp.cpu(0), target="cpu")
         assert int(executor.evaluate()(np.array(10, np.int32)).numpy()) == 55
     assert "only as a loop" in executor.fallback
+
+
+def test_export_library_stores_loop_nodes(tmp_path):
+    """A graph with a ``__loop`` node is written by export_library and, loaded back with
+    load_module, gives what the loop written in numpy gives."""
+    mod = irlib.parse(LOOP_IN_ELSE)
+    with irlib.transform.PassContext(opt_level=3):
+        factory = interp.build(mod, "cpu", {})
+    factory.export_library(str(tmp_path / "loop.irlib"))
+    loaded = interp.load_module(str(tmp_path / "loop.irlib"))
+    module = interp.graph_executor.GraphModule(loaded["default"](interp.cpu(0)))
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    module.set_input("x", x)
+    module.set_input("n", np.array(3, np.int32))
+    module.run()
+    acc = x.copy()
+    for _ in range(3):
+        acc = acc * 2 + x * 0.5
+    np.testing.assert_allclose(module.get_output(0).numpy(), acc, rtol=1e-6)
+    assert int(module.get_output(1).numpy()) == 3
