@@ -133,13 +133,26 @@ def pack_weight(w: np.ndarray, channels_first: bool) -> np.ndarray:
     """
     if channels_first:
         out_channels, channels, kh, kw = w.shape
-        rows = w.transpose(2, 3, 1, 0).reshape(kh * kw * channels, out_channels)
+        hwio = w.transpose(2, 3, 1, 0)
     else:
         kh, kw, channels, out_channels = w.shape
-        rows = w.reshape(kh * kw * channels, out_channels)
-    packed = np.zeros((rows.shape[0] + 1, -(-out_channels // 4) * 4), w.dtype)
-    packed[:-1, :out_channels] = rows
+        hwio = w
+    packed = np.empty((kh * kw * channels + 1, -(-out_channels // 4) * 4), w.dtype)
+    _pack(hwio, packed)
     return packed
+
+
+@njit(cache=True)
+def _pack(hwio, packed):
+    """:func:`pack_weight`'s copy, from an HWIO view (any strides) in one pass."""
+    kh, kw, channels, out_channels = hwio.shape
+    packed[...] = 0
+    for b in range(kh):
+        for e in range(kw):
+            for c in range(channels):
+                row = packed[(b * kw + e) * channels + c]
+                for o in range(out_channels):
+                    row[o] = hwio[b, e, c, o]
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -177,24 +190,24 @@ def _block(t, planes, offsets, rows, wpack, first, count, taps4, o4):
 
 
 @njit(cache=True, inline="always")
-def _arrange_part(x, planes, geometry, layout, part):
-    """Part ``part`` (``((n*C + c)*sh + py)*sw + px``) of :func:`arrange`: the ``Hq`` rows
-    of one plane."""
-    height, width, channels = geometry[0], geometry[1], geometry[2]
-    sh, sw, top, left = geometry[8], geometry[9], geometry[12], geometry[13]
-    rows_q, length = geometry[15], geometry[16]
-    xsn, xsc, xsh, xsw = layout[0], layout[1], layout[2], layout[3]
-    px = part % sw
-    py = (part // sw) % sh
-    c = (part // (sw * sh)) % channels
-    n = part // (sw * sh * channels)
-    xf = x.reshape(-1)
-    zero = planes.dtype.type(0)
-    count = uint64(length)
-    dst = uint64(part * rows_q * length)
-    # the columns t with 0 <= t*sw + px - left < width
+def _columns(width, left, sw, px, length):
+    """The plane columns ``[lo, hi)`` that hold image columns (``0 <= t*sw + px - left <
+    width``) of phase ``px``."""
     lo = min(max(0, (left - px + sw - 1) // sw), length)
     hi = min(max(lo, (width - 1 + left - px) // sw + 1), length)
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def _arrange_rows(xf, planes, dst, src, py, lo, hi, geometry, layout):
+    """The ``Hq`` rows of one plane (row phase ``py``, columns ``[lo, hi)`` from the image)
+    from flat ``dst`` on; ``src`` is the flat index of the plane's channel at image column
+    ``lo*sw + px - left`` of row 0."""
+    height, sh, sw, top = geometry[0], geometry[8], geometry[9], geometry[12]
+    rows_q, length = geometry[15], geometry[16]
+    xsh, xsw = layout[2], layout[3]
+    zero = planes.dtype.type(0)
+    count = uint64(length)
     step = uint64(sw * xsw)
     for yq in range(rows_q):
         y = yq * sh + py - top
@@ -206,10 +219,10 @@ def _arrange_part(x, planes, geometry, layout, part):
                 planes[dst + t] = zero
             for t in range(uint64(hi), count):
                 planes[dst + t] = zero
-            src = uint64(n * xsn + c * xsc + y * xsh + (lo * sw + px - left) * xsw)
+            start = uint64(src + y * xsh)
             into = dst + uint64(lo)
             for t in range(uint64(hi - lo)):
-                planes[into + t] = xf[src + t * step]
+                planes[into + t] = xf[start + t * step]
         dst += count
 
 
@@ -223,18 +236,42 @@ def arrange(x, planes, geometry, layout):
 
     Args:
         x: the data, C-contiguous, read through ``layout``'s first four strides.
-        planes: the destination (flat, at least ``N*C*sh*sw*Hq*L`` elements).
+        planes: the destination (flat, ``N*C*sh*sw*Hq*L`` elements then spare ones,
+            zeroed).
         geometry, layout: as :func:`conv2d_direct_rows`'.
     """
-    for part in range(x.shape[0] * geometry[2] * geometry[8] * geometry[9]):
-        _arrange_part(x, planes, geometry, layout, part)
+    width, channels, sh, sw = geometry[1], geometry[2], geometry[8], geometry[9]
+    left, rows_q, length = geometry[13], geometry[15], geometry[16]
+    xf = x.reshape(-1)
+    dst = uint64(0)
+    for n in range(x.shape[0]):
+        for c in range(channels):
+            for py in range(sh):
+                for px in range(sw):
+                    lo, hi = _columns(width, left, sw, px, length)
+                    src = n * layout[0] + c * layout[1] + (lo * sw + px - left) * layout[3]
+                    _arrange_rows(xf, planes, dst, src, py, lo, hi, geometry, layout)
+                    dst += uint64(rows_q * length)
+    planes[dst:] = 0                                    # the spare zeros
 
 
 @njit(cache=True, parallel=True)
 def arrange_parallel(x, planes, geometry, layout):
-    """:func:`arrange`, its planes in ``prange`` tasks."""
-    for part in prange(x.shape[0] * geometry[2] * geometry[8] * geometry[9]):
-        _arrange_part(x, planes, geometry, layout, part)
+    """:func:`arrange`, each plane a ``prange`` task."""
+    width, channels, sh, sw = geometry[1], geometry[2], geometry[8], geometry[9]
+    left, rows_q, length = geometry[13], geometry[15], geometry[16]
+    xf = x.reshape(-1)
+    parts = x.shape[0] * channels * sh * sw
+    for part in prange(parts):
+        px = part % sw
+        py = (part // sw) % sh
+        c = (part // (sw * sh)) % channels
+        n = part // (sw * sh * channels)
+        lo, hi = _columns(width, left, sw, px, length)
+        src = n * layout[0] + c * layout[1] + (lo * sw + px - left) * layout[3]
+        _arrange_rows(xf, planes, uint64(part * rows_q * length), src, py, lo, hi, geometry,
+                      layout)
+    planes[parts * rows_q * length:] = 0
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -439,11 +476,10 @@ def conv2d_direct(x, wpack, out, kernel, strides, dilation, pads, channels_last,
     geometry, layout, size, spare = plan(x.shape, out.shape, kernel, strides, dilation,
                                          pads, channels_last)
     planes = scratch("direct_planes", (size + spare,), x.dtype)
-    planes[size:] = 0
     group = int(geometry[14])
     tasks = out.shape[0] * -(-int(geometry[3]) // group)
     flops = 2.0 * out.size * x.shape[3 if channels_last else 1] * kernel[0] * kernel[1]
-    if threads is None:
+    if threads is None and flops >= PARALLEL_MIN_FLOPS:
         threads = get_num_threads()
     if flops < PARALLEL_MIN_FLOPS or threads <= 1 or tasks == 1:
         arrange(x, planes, geometry, layout)
