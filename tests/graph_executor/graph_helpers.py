@@ -23,6 +23,18 @@ def graph_module(mod, target="cpu", params=None):
     return graph_executor.GraphModule(factory["default"](interp.cpu(0))), factory
 
 
+def graph_function(mod, params=None):
+    """The graph executor's callable for ``mod`` at opt level 3, checked to run on the graph
+    executor itself (no interpreter fallback)."""
+    with irlib.transform.PassContext(opt_level=3):
+        mod = irlib.transform.InferType()(mod)
+        executor = interp.create_executor("graph", mod=mod, device=interp.cpu(0),
+                                          target="cpu", params=params or {})
+        func = executor.evaluate()
+    assert executor.fallback is None, executor.fallback
+    return func
+
+
 def outputs(gmod):
     return [gmod.get_output(i).numpy().copy() for i in range(gmod.get_num_outputs())]
 

@@ -14,18 +14,9 @@ import interp
 onnxruntime = pytest.importorskip("onnxruntime")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 from small_models import vad_inputs, vad_model  # noqa: E402
+from graph_helpers import graph_function  # noqa: E402
 
 TINY = {"chunk": 32, "frames": 2, "features": 4, "hidden": 8}
-
-
-def _graph_function(mod, params=None):
-    with irlib.transform.PassContext(opt_level=3):
-        mod = irlib.transform.InferType()(mod)
-        executor = interp.create_executor("graph", mod=mod, device=interp.cpu(0),
-                                          target="cpu", params=params or {})
-        func = executor.evaluate()
-    assert executor.fallback is None, executor.fallback
-    return func
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +26,7 @@ def vad():
     mod, params = from_onnx(model)
     session = onnxruntime.InferenceSession(model.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
-    return _graph_function(mod, params), session
+    return graph_function(mod, params), session
 
 
 @settings(max_examples=8, deadline=None)
@@ -65,7 +56,7 @@ def test_if_tuple_result_outer_values_constants_and_nesting():
     out = irlib.Tuple([irlib.add(irlib.TupleGetItem(body, 0), irlib.const(0.5)),
                        irlib.TupleGetItem(body, 1)])
     mod = irlib.IRModule.from_expr(irlib.Function([x, y, c, d], out))
-    func = _graph_function(mod)
+    func = graph_function(mod)
     rng = np.random.default_rng(0)
     xv, yv = rng.standard_normal((2, 3), "float32"), rng.standard_normal((2, 3), "float32")
     s = np.exp(np.tanh(xv))

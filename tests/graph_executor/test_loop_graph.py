@@ -9,20 +9,11 @@ from hypothesis import given, settings, strategies as st
 import irlib
 import interp
 from interp.graph_lower import GraphUnsupportedError
+from graph_helpers import graph_function
 
 onnx = pytest.importorskip("onnx")
 onnxruntime = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-
-
-def _graph_function(mod, params=None):
-    with irlib.transform.PassContext(opt_level=3):
-        mod = irlib.transform.InferType()(mod)
-        executor = interp.create_executor("graph", mod=mod, device=interp.cpu(0),
-                                          target="cpu", params=params or {})
-        func = executor.evaluate()
-    assert executor.fallback is None, executor.fallback
-    return func
 
 
 def _loop_model(rows: int, cols: int, threshold: float, seed: int):
@@ -69,7 +60,7 @@ def test_onnx_loop_matches_onnxruntime(rows, cols, trips, threshold, seed):
     from irlib.frontend.onnx import from_onnx
     model = _loop_model(rows, cols, threshold, seed)
     mod, params = from_onnx(model)
-    func = _graph_function(mod, params)
+    func = graph_function(mod, params)
     rng = np.random.default_rng(seed + 1)
     x0 = rng.standard_normal((rows, cols)).astype(np.float32)
     y0 = rng.standard_normal((rows, cols)).astype(np.float32)
@@ -111,7 +102,7 @@ def test_loop_whose_call_is_in_the_else_branch(count):
     """The recursion in the false branch (stop when the condition holds), a tuple result,
     an outer value (%n) read inside the loop."""
     mod = irlib.parse(LOOP_IN_ELSE)
-    func = _graph_function(mod)
+    func = graph_function(mod)
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
     acc = x.copy()
     for _ in range(count):
