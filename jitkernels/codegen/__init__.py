@@ -449,7 +449,8 @@ def compile_primitive(func: E.Function):
             arg_names.append("anchor")
     size_names = function_size_names(func)
     try:
-        source = generate(arg_names, inputs, group.outputs, anchor_source, size_names)
+        source = _with_helpers(generate(arg_names, inputs, group.outputs, anchor_source,
+                                        size_names))
     except Unsupported:
         return None
     anchor_type = None
@@ -468,7 +469,8 @@ def compile_primitive(func: E.Function):
         # A symbolic nn.dense: small products (a decode step's GEMVs) run inside a second
         # kernel on numba's np.dot, large ones on the BLAS anchor; the size decides per call.
         try:
-            small = generate(group.arg_names, inputs, group.outputs, small_source, size_names)
+            small = _with_helpers(generate(group.arg_names, inputs, group.outputs,
+                                           small_source, size_names))
         except Unsupported:
             small = None
         if small is not None:
@@ -481,6 +483,22 @@ def compile_primitive(func: E.Function):
     elif not group.scalar_slots:
         kernel._has_scalars = False     # no rank-0 array to adapt at each call
     return kernel
+
+
+_LIBM = {"_erf32(": "math.erf(", "_exp32(": "math.exp(", "_tanh32(": "math.tanh("}
+"""The libm call each fast scalar helper replaces (what ``IRLIB_FAST_SCALAR=0`` emits)."""
+
+
+def _with_helpers(source: str) -> str:
+    """A generated source with the imports of the :mod:`~jitkernels.codegen.fast_scalar`
+    helpers it calls, or with libm's functions in their place when those are switched off
+    (:func:`jitkernels.codegen.fast_scalar.enabled`)."""
+    from . import fast_scalar
+    if not fast_scalar.enabled():
+        for helper, libm in _LIBM.items():
+            source = source.replace(helper, libm)
+        return source
+    return fast_scalar.add_imports(source)
 
 
 def _fused_epilogue(group, anchor):

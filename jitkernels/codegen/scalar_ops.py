@@ -41,12 +41,16 @@ def _binary(template: str, float_result: bool = True) -> OpRule:
 RULES = {
     # elementwise unary ops on floats
     "negative": _unary("(-{0})"),
-    "exp": _unary("math.exp({0})"), "fast_exp": _unary("math.exp({0})"),
+    # float32 exp/tanh/sigmoid: vectorisable approximations (fast_scalar.py)
+    "exp": _unary("math.exp({0})", float32_template="_exp32({0})"),
+    "fast_exp": _unary("math.exp({0})", float32_template="_exp32({0})"),
     "log": _unary("math.log({0})"), "log2": _unary("math.log2({0})"),
     "log10": _unary("math.log10({0})"),
     "sqrt": _unary("math.sqrt({0})"), "rsqrt": _unary("(1.0 / math.sqrt({0}))"),
-    "tanh": _unary("math.tanh({0})"), "fast_tanh": _unary("math.tanh({0})"),
-    "sigmoid": _unary("(1.0 / (1.0 + math.exp(-{0})))"),
+    "tanh": _unary("math.tanh({0})", float32_template="_tanh32({0})"),
+    "fast_tanh": _unary("math.tanh({0})", float32_template="_tanh32({0})"),
+    "sigmoid": _unary("(1.0 / (1.0 + math.exp(-{0})))",
+                      float32_template="(np.float32(1.0) / (np.float32(1.0) + _exp32(-{0})))"),
     "nn.relu": _unary("max({0}, {zero})"),
     "abs": _unary("abs({0})"),
     "sin": _unary("math.sin({0})"), "cos": _unary("math.cos({0})"),
