@@ -198,7 +198,7 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups, result=
            else result.reshape(batch, out_channels, positions))
     pointwise = (all(k == 1 for k in kernel) and all(s == 1 for s in strides)
                  and not any(before) and not any(after))
-    if n in (1, 2) and out.size and direct_conv.direct_pays(
+    if n in (1, 2) and out.size and not pointwise and direct_conv.direct_pays(
             x.shape[1], out_channels, kernel, batch * positions, groups):
         lead = (1,) * (2 - n)              # a 1-D convolution as height 1
         direct_conv.conv2d_direct(
@@ -251,7 +251,10 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, ep
     w = np.ascontiguousarray(weight)
     out = (np.empty((batch, oh * ow, out_channels), x.dtype) if result is None
            else result.reshape(batch, oh * ow, out_channels))
-    if direct_conv.direct_pays(channels, out_channels, (kh, kw), batch * oh * ow):
+    pointwise = (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) \
+        and not any(after)
+    if not pointwise and direct_conv.direct_pays(channels, out_channels, (kh, kw),
+                                                 batch * oh * ow):
         direct_conv.conv2d_direct(x, direct_conv.pack_weight(w, False),
                                   out.reshape(batch, oh, ow, out_channels), (kh, kw),
                                   strides, dilation, before, True, epilogue)
@@ -264,7 +267,7 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, ep
         u = winograd.transform_weight(w.transpose(3, 2, 0, 1), tile, channels_last=True)
         winograd.conv2d_nhwc(x, u, out.reshape(batch, oh, ow, out_channels), tile,
                              before[0], before[1], epilogue)
-    elif (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) and not any(after):
+    elif pointwise:
         conv_core.conv_nhwc_pointwise(x.reshape(batch, height * width, channels),
                                       w.reshape(channels, out_channels), out, epilogue)
     else:

@@ -159,9 +159,9 @@ def test_fused_epilogue_every_kind(case, data):
 
 def test_nhwc_kernel_dispatch_and_switch(monkeypatch):
     """The ``nn.conv2d`` kernel's NHWC path runs direct where the cost rule says so (kws'
-    layers), not on a squeezenet-sized first layer, and never with the switch off; the
-    result is the numpy convolution either way (hand-checked case: a 1x1 kernel of ones
-    on one channel copies the input)."""
+    layers), not on a squeezenet-sized first layer nor a 1x1 convolution (a plain GEMM),
+    and never with the switch off; the result is right either way (hand-checked case: a
+    padded 3x3 kernel that is one at its centre copies the input)."""
     assert direct_conv.direct_pays(1, 8, (3, 3), 40 * 100)          # kws conv 1
     assert direct_conv.direct_pays(8, 8, (3, 3), 20 * 50)           # kws conv 2
     assert direct_conv.direct_pays(160, 16, (1, 3), 50)             # kws conv1d
@@ -173,15 +173,22 @@ def test_nhwc_kernel_dispatch_and_switch(monkeypatch):
     monkeypatch.setattr(direct_conv, "conv2d_direct",
                         lambda *args, **kwargs: calls.append(1) or original(*args, **kwargs))
     x = np.arange(2 * 5 * 7, dtype=np.float32).reshape(2, 5, 7, 1)
-    attrs = dict(get_def("nn.conv2d").make_attrs({"data_layout": "NHWC",
-                                                  "kernel_layout": "HWIO"}))
+    centre = np.zeros((3, 3, 1, 1), np.float32)
+    centre[1, 1] = 1
     kernel = jitkernels.get_kernel("nn.conv2d", "cpu")
-    got, = kernel(x, np.ones((1, 1, 1, 1), np.float32), **attrs)
+    padded = dict(get_def("nn.conv2d").make_attrs({"data_layout": "NHWC", "padding": 1,
+                                                   "kernel_layout": "HWIO"}))
+    plain = dict(get_def("nn.conv2d").make_attrs({"data_layout": "NHWC",
+                                                  "kernel_layout": "HWIO"}))
+    got, = kernel(x, centre, **padded)
+    np.testing.assert_array_equal(got, x)
+    assert calls == [1]
+    got, = kernel(x, np.ones((1, 1, 1, 1), np.float32), **plain)     # 1x1: a GEMM
     np.testing.assert_array_equal(got, x)
     assert calls == [1]
     monkeypatch.setenv(direct_conv.ENV_SWITCH, "0")
     assert not direct_conv.direct_pays(1, 8, (3, 3), 40 * 100)
-    got, = kernel(x, np.ones((1, 1, 1, 1), np.float32), **attrs)
+    got, = kernel(x, centre, **padded)
     np.testing.assert_array_equal(got, x)
     assert calls == [1]
 
