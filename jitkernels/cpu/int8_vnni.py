@@ -16,7 +16,8 @@ float32 ``matmul``; ~450 GOP/s).
   absolute sums keep ``255 * sum_k |b[k, j]|`` below ``2**31`` (no int32 overflow); checked
   once per array (:func:`packed_weight`, cached while the array lives, with its packed form);
 * ``a``'s values are integers spanning at most 255 (``a - min(a)`` fits uint8): one pass
-  that stops at the first non-integer (float activations cost one element).
+  that stops after the first row holding a non-integer (float activations cost one row),
+  then numpy's min and max.
 
 Then ``out[i, j] = float32(sum_k (a[i, k] - m) * b[k, j] + m * sum_k b[k, j])`` with
 ``m = min(a)``: the exact integer, rounded once, which is what the float GEMM gives whenever
@@ -194,19 +195,33 @@ def _gemm(a, bp, kg, colsum, offset, out):
                         np.int64(scratch[r, j]) + offset * colsum[j0 + j])
 
 
+_ROUNDER = np.float32(1.5 * 2 ** 23)
+"""``(v + R) - R`` is ``v`` rounded to an integer (float32, no fast-math): equal to ``v``
+only for integers (and infinities, which the span check rejects)."""
+
+
 @njit(cache=True)
-def _integer_span(a):
-    """``(ok, low)``: whether every element of 2-D float ``a`` is an integer and they span at
-    most 255, and the smallest; stops at the first element that is not an integer."""
-    low, high = np.inf, -np.inf
+def _integral(a):
+    """Whether every element of 2-D float32 ``a`` is an integer or infinite (NaN is not);
+    stops after the first row holding anything else. Branch-free inside a row, so it
+    vectorises (~5 us for 128 x 384)."""
     for i in range(a.shape[0]):
+        bad = 0
         for k in range(a.shape[1]):
             v = a[i, k]
-            if v != np.floor(v):
-                return False, 0.0
-            low = min(low, v)
-            high = max(high, v)
-    if not (high - low <= 255.0):
+            bad |= (v + _ROUNDER) - _ROUNDER != v
+        if bad:
+            return False
+    return True
+
+
+def _integer_span(a):
+    """``(ok, low)``: whether ``a``'s elements are integers spanning at most 255, and the
+    smallest (numpy's SIMD min/max once the integrality check passed)."""
+    if not _integral(a):
+        return False, 0.0
+    low, high = float(a.min()), float(a.max())
+    if not high - low <= 255.0:
         return False, 0.0
     return True, low
 
