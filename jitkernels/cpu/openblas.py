@@ -151,6 +151,9 @@ class OwnBlas:
             (``dgemm``), cblas row-major signature with 32-bit integers.
         gemv: the same for ``cblas_?gemv`` (row-major; products with one row or column:
             a GEMM would pack the whole matrix operand for them).
+        gemm_batch: the same for ``cblas_?gemm_batch`` (arrays of pointers, in groups; one
+            call runs a batch of products, OpenBLAS's threads taking whole products), where
+            the library has it.
     """
 
     def __init__(self, lib, path: str, requested: str):
@@ -167,7 +170,7 @@ class OwnBlas:
         self._get_threads = lib.scipy_openblas_get_num_threads
         self._get_threads.restype = ctypes.c_int
         integer = ctypes.c_int
-        self.gemm, self.gemv = {}, {}
+        self.gemm, self.gemv, self.gemm_batch = {}, {}, {}
         for letter, real, dtype in (("s", ctypes.c_float, np.float32),
                                     ("d", ctypes.c_double, np.float64)):
             function = getattr(lib, f"scipy_cblas_{letter}gemm")
@@ -181,6 +184,12 @@ class OwnBlas:
                                                integer, real, ctypes.c_void_p, integer]
             vector.restype = None
             self.gemv[np.dtype(dtype)] = vector
+            batch = getattr(lib, f"scipy_cblas_{letter}gemm_batch", None)
+            if batch is not None:
+                batch.argtypes = [integer] + [ctypes.c_void_p] * 13 + [integer,
+                                                                       ctypes.c_void_p]
+                batch.restype = None
+                self.gemm_batch[np.dtype(dtype)] = batch
 
     def set_num_threads(self, count: int) -> None:
         """Set this copy's own thread count (irlib keeps it at 1; see jitkernels.threads)."""

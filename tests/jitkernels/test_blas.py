@@ -355,3 +355,32 @@ def test_calibration_measures_a_plausible_rate():
     finally:
         own.set_num_threads(blas.get_num_threads())
     assert 1e7 < rate < 1e13
+
+
+@needs_own
+@pytest.mark.skipif(not blas._BATCH, reason="irlib's OpenBLAS has no cblas_?gemm_batch")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batched_product_is_one_batch_call(dtype, monkeypatch):
+    """A batched product above the small-product limit is one cblas_?gemm_batch call, with
+    broadcast (stride 0), reversed (negative step) and transposed operands read in place,
+    and matches numpy."""
+    calls = []
+    real = blas._BATCH[np.dtype(dtype)]
+
+    def counting(*args):
+        calls.append(args)
+        return real(*args)
+    monkeypatch.setitem(blas._BATCH, np.dtype(dtype), counting)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 1, 40, 70)).astype(dtype)
+    b = np.swapaxes(rng.standard_normal((1, 4, 50, 70)).astype(dtype), -1, -2)
+    out = np.full((3, 4, 40, 50), np.nan, dtype)
+    blas.gemm(a, b, out)
+    reversed_a = rng.standard_normal((4, 40, 70)).astype(dtype)[::-1]    # negative step
+    reversed_out = np.full((4, 40, 50), np.nan, dtype)
+    blas.gemm(reversed_a, b[0], reversed_out)
+    assert len(calls) == 2
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=_tolerance(dtype, 70), atol=_tolerance(dtype, 70))
+    np.testing.assert_allclose(reversed_out, reversed_a.astype(np.float64) @ b[0],
+                               rtol=_tolerance(dtype, 70), atol=_tolerance(dtype, 70))
