@@ -203,7 +203,7 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups, result=
         lead = (1,) * (2 - n)              # a 1-D convolution as height 1
         direct_conv.conv2d_direct(
             np.ascontiguousarray(x).reshape(x.shape[:2] + lead + x.shape[2:]),
-            direct_conv.pack_weight(w.reshape(w.shape[:2] + lead + kernel), True),
+            w.reshape(w.shape[:2] + lead + kernel),
             out.reshape((batch, out_channels) + lead + out_size), lead + kernel,
             (1,) * (2 - n) + tuple(strides), (1,) * (2 - n) + tuple(dilation),
             (0,) * (2 - n) + tuple(before), False)
@@ -255,8 +255,7 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, ep
         and not any(after)
     if not pointwise and direct_conv.direct_pays(channels, out_channels, (kh, kw),
                                                  batch * oh * ow):
-        direct_conv.conv2d_direct(x, direct_conv.pack_weight(w, False),
-                                  out.reshape(batch, oh, ow, out_channels), (kh, kw),
+        direct_conv.conv2d_direct(x, w, out.reshape(batch, oh, ow, out_channels), (kh, kw),
                                   strides, dilation, before, True, epilogue)
         return out.reshape(batch, oh, ow, out_channels)
     tile = (winograd.choose_tile(channels, out_channels, oh, ow, batch, weight_transform=True)

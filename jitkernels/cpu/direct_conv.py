@@ -454,21 +454,36 @@ def _plan(x_shape, out_shape, kernel, strides, dilation, pads, channels_last):
     return geometry, np.array(layout, np.int64), size, spare
 
 
-def conv2d_direct(x, wpack, out, kernel, strides, dilation, pads, channels_last,
+@njit(cache=True)
+def _direct_serial(x, hwio, planes, out, geometry, layout, kinds, vectors, residual):
+    """The whole convolution on the calling thread, in one compiled call (each call into
+    numba from Python costs microseconds of argument checks, as much as a small layer's
+    arithmetic): pack the weight, :func:`arrange`, :func:`conv2d_direct_rows`."""
+    kh, kw, channels, out_channels = hwio.shape
+    wpack = np.empty((kh * kw * channels + 1, (out_channels + 3) // 4 * 4), hwio.dtype)
+    _pack(hwio, wpack)
+    arrange(x, planes, geometry, layout)
+    group = geometry[14]
+    tasks = out.shape[0] * ((geometry[3] + group - 1) // group)
+    conv2d_direct_rows(planes, wpack, out, geometry, layout, 0, tasks, kinds, vectors,
+                       residual)
+
+
+def conv2d_direct(x, w, out, kernel, strides, dilation, pads, channels_last,
                   epilogue=None, threads=None) -> None:
     """Direct 2-D convolution (one group) of ``x`` into ``out``.
 
     Args:
         x: C-contiguous ``(N, H, W, C)`` (``channels_last``) or ``(N, C, H, W)``.
-        wpack: the weight packed by :func:`pack_weight`.
+        w: the weight, HWIO ``(KH, KW, C, O)`` (``channels_last``) or OIHW.
         out: C-contiguous ``(N, OH, OW, O)`` or ``(N, O, OH, OW)``, overwritten.
         kernel, strides, dilation: pairs (H, W); pads: (top, left) (the bottom/right
             padding is implied by ``out``'s shape).
-        channels_last: the layout of ``x`` and ``out``.
+        channels_last: the layout of ``x``, ``w`` and ``out``.
         epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue` (channels-last only; its
             residual shaped like ``out``), or None.
         threads: ``prange`` chunks are ``CHUNKS_PER_THREAD`` times this (default: numba's
-            thread count); below :data:`PARALLEL_MIN_FLOPS` the rows run on the caller.
+            thread count); below :data:`PARALLEL_MIN_FLOPS` everything runs on the caller.
     """
     if epilogue is not None and not channels_last:
         raise ValueError("a fused epilogue needs channels-last data")
@@ -484,10 +499,10 @@ def conv2d_direct(x, wpack, out, kernel, strides, dilation, pads, channels_last,
     if threads is None and flops >= PARALLEL_MIN_FLOPS:
         threads = get_num_threads()
     if flops < PARALLEL_MIN_FLOPS or threads <= 1 or tasks == 1:
-        arrange(x, planes, geometry, layout)
-        conv2d_direct_rows(planes, wpack, out, geometry, layout, 0, tasks, steps.kinds,
-                           steps.vectors, steps.residual)
+        _direct_serial(x, w if channels_last else w.transpose(2, 3, 1, 0), planes, out,
+                       geometry, layout, steps.kinds, steps.vectors, steps.residual)
         return
+    wpack = pack_weight(w, not channels_last)
     arrange_parallel(x, planes, geometry, layout)
     conv2d_direct_parallel(planes, wpack, out, geometry, layout,
                            min(tasks, threads * CHUNKS_PER_THREAD), steps.kinds,

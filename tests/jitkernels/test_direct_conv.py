@@ -95,7 +95,7 @@ def test_channels_last_matches_numpy(case, threads):
     with pytest.MonkeyPatch.context() as monkeypatch:
         if threads > 1:
             monkeypatch.setattr(direct_conv, "PARALLEL_MIN_FLOPS", 0)
-        direct_conv.conv2d_direct(x, direct_conv.pack_weight(w, False), out, wshape[:2],
+        direct_conv.conv2d_direct(x, w, out, wshape[:2],
                                   strides, dilation, before, True, threads=threads)
     np.testing.assert_allclose(out, expected, **_tolerance(dtype))
 
@@ -151,7 +151,7 @@ def test_fused_epilogue_every_kind(case, data):
     epilogue = Epilogue(np.array(kinds, np.int64), vectors,
                         residual if RESIDUAL in kinds else np.zeros((1, 1, 1, 1), dtype))
     out = np.full(plain.shape, np.nan, dtype)
-    direct_conv.conv2d_direct(x, direct_conv.pack_weight(w, False), out, wshape[:2],
+    direct_conv.conv2d_direct(x, w, out, wshape[:2],
                               strides, dilation, before, True, epilogue)
     expected = apply_steps(plain, kinds, vectors.astype(np.float64), residual)
     np.testing.assert_allclose(out, expected, **_tolerance(dtype))
@@ -199,9 +199,8 @@ def test_epilogue_needs_channels_last():
     epilogue = Epilogue(np.array([RELU], np.int64), np.zeros((1, 3), np.float32),
                         np.zeros((1, 1, 1, 1), np.float32))
     with pytest.raises(ValueError, match="channels-last"):
-        direct_conv.conv2d_direct(x, direct_conv.pack_weight(np.ones((3, 2, 3, 3),
-                                                                     np.float32), True),
-                                  out, (3, 3), (1, 1), (1, 1), (0, 0), False, epilogue)
+        direct_conv.conv2d_direct(x, np.ones((3, 2, 3, 3), np.float32), out, (3, 3), (1, 1),
+                                  (1, 1), (0, 0), False, epilogue)
 
 
 def test_built_small_conv_net_matches_numpy():
