@@ -9,7 +9,9 @@ are GEMVs of a few microseconds, and the result copy and allocation are a visibl
 A float32 ``nn.dense``/``nn.matmul`` whose weight is an int8-valued constant and whose data
 holds integers spanning at most 255 (a quantized Linear after LowerIntegerMatMul) runs on
 the exact uint8 x int8 VNNI kernel instead (:mod:`jitkernels.cpu.int8_vnni`; off with
-``IRLIB_INT8_GEMM=0``)."""
+``IRLIB_INT8_GEMM=0``). A float32 product of at most 64 rows by a read-only weight (a
+graph constant: a decode step's projections) runs on the weight packed once
+(:mod:`jitkernels.cpu.packed_gemm`; off with ``IRLIB_PACKED_GEMM=0``)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,13 @@ from .. import register_kernel
 from .._geometry import is_float, reference
 from .blas import gemm
 from .int8_vnni import try_product as try_int8_product
+from .packed_gemm import try_product as try_packed_product
+
+
+def _special_product(a, b, transposed, out) -> bool:
+    """``out = a @ b`` (``b.T`` when ``transposed``) on the int8 VNNI kernel or the packed
+    few-row kernel when one applies; False (nothing written) otherwise."""
+    return try_int8_product(a, b, transposed, out) or try_packed_product(a, b, transposed, out)
 
 
 SINGLE_THREAD_MAX_FLOPS = 1 << 20
@@ -80,7 +89,7 @@ def dense(data, weight, units=None, out_dtype="", **_):
         return reference("nn.dense", (data, weight), dict(units=units, out_dtype=out_dtype))
     x = np.ascontiguousarray(data).reshape(-1, data.shape[-1])
     out = np.empty((x.shape[0], weight.shape[0]), data.dtype)
-    if not try_int8_product(x, weight, True, out):
+    if not _special_product(x, weight, True, out):
         dense_core(x, np.ascontiguousarray(weight), out)
     out = out.reshape(data.shape[:-1] + (weight.shape[0],))
     return (out.astype(_out_dtype(out_dtype, data), copy=False),)
@@ -98,7 +107,7 @@ def _dense_into(out, data, weight, units=None, out_dtype="", **_) -> bool:
             or not _writable(out, data.dtype, data.shape[:-1] + (weight.shape[0],)):
         return False
     rows, flat = data.reshape(-1, data.shape[-1]), out.reshape(-1, weight.shape[0])
-    if not try_int8_product(rows, weight, True, flat):
+    if not _special_product(rows, weight, True, flat):
         dense_core(rows, weight, flat)
     return True
 
@@ -127,7 +136,7 @@ def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, tran
     if not _contiguous(b):
         b = np.ascontiguousarray(b)
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    if not try_int8_product(a, tensor_b, transpose_b, out):
+    if not _special_product(a, tensor_b, transpose_b, out):
         product(a, b, out)
     out = out.reshape(tuple(lead) + (b.shape[1],))
     return (out.astype(_out_dtype(out_dtype, tensor_a), copy=False),)
@@ -176,7 +185,7 @@ def _matmul_into(out, tensor_a, tensor_b, units=None, out_dtype="", transpose_a=
     b = tensor_b.T if transpose_b else tensor_b
     if a.shape[1] != b.shape[0] or not _writable(out, a.dtype, (a.shape[0], b.shape[1])):
         return False
-    if not try_int8_product(a, tensor_b, transpose_b, out):
+    if not _special_product(a, tensor_b, transpose_b, out):
         product(a, b, out)
     return True
 
