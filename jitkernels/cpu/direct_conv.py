@@ -177,12 +177,14 @@ def _block(t, planes, offsets, rows, wpack, first, count, taps4, o4):
             a1 = planes[offsets[mg + 1] + first:]
             a2 = planes[offsets[mg + 2] + first:]
             a3 = planes[offsets[mg + 3] + first:]
-            k0, k1, k2, k3 = wpack[rows[mg]], wpack[rows[mg + 1]], wpack[rows[mg + 2]], \
-                wpack[rows[mg + 3]]
-            w00, w01, w02, w03 = k0[og], k1[og], k2[og], k3[og]
-            w10, w11, w12, w13 = k0[og + 1], k1[og + 1], k2[og + 1], k3[og + 1]
-            w20, w21, w22, w23 = k0[og + 2], k1[og + 2], k2[og + 2], k3[og + 2]
-            w30, w31, w32, w33 = k0[og + 3], k1[og + 3], k2[og + 3], k3[og + 3]
+            k0, k1, k2, k3 = rows[mg], rows[mg + 1], rows[mg + 2], rows[mg + 3]
+            w00, w01, w02, w03 = wpack[k0, og], wpack[k1, og], wpack[k2, og], wpack[k3, og]
+            w10, w11, w12, w13 = (wpack[k0, og + 1], wpack[k1, og + 1], wpack[k2, og + 1],
+                                  wpack[k3, og + 1])
+            w20, w21, w22, w23 = (wpack[k0, og + 2], wpack[k1, og + 2], wpack[k2, og + 2],
+                                  wpack[k3, og + 2])
+            w30, w31, w32, w33 = (wpack[k0, og + 3], wpack[k1, og + 3], wpack[k2, og + 3],
+                                  wpack[k3, og + 3])
             for j in range(n):
                 x0, x1, x2, x3 = a0[j], a1[j], a2[j], a3[j]
                 q0[j] += w00 * x0 + w01 * x1 + w02 * x2 + w03 * x3
@@ -378,9 +380,9 @@ def conv2d_direct_rows(planes, wpack, out, geometry, layout, first_task, last_ta
             first = r * length
             if osc == 1:                # channels-last: a transpose, pixel by pixel
                 for j in range(ow):
-                    dst = of[base + j * osw:]
+                    pixel = uint64(base + j * osw)
                     for o in range(out_channels):
-                        dst[o] = block[o, first + j]
+                        of[pixel + uint64(o)] = block[o, first + j]
             else:                       # channels-first: rows of contiguous pixels
                 for o in range(out_channels):
                     dst = of[base + o * osc:]
