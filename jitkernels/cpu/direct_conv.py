@@ -8,7 +8,8 @@ This kernel computes such layers directly, for channels-last (NHWC/HWIO) and
 channels-first (NCHW/OIHW, a 1-D NCW as height 1) data, with the weight packed per call.
 :func:`direct_pays` chooses it where it measured faster: few output channels or a small
 layer (the 32-64-channel first layers of the zoo's nets keep im2col + GEMM, which the
-direct kernel's output transpose makes it lose by 1.0-1.4x).
+direct kernel's output transpose makes it lose by 1.0-1.2x, and layers with many input
+channels, whose per-tap GEMMs are efficient).
 
 Strategy:
 
@@ -79,22 +80,29 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
-SMALL_OUT_CHANNELS = 8
+SMALL_OUT_CHANNELS = 16
 """Layers with at most this many output channels always run direct: im2col + GEMM has a
-GEMM too narrow for BLAS (measured 0.57-0.96x the GEMM path's time: kws' 1->8 and 8->8
-3x3 layers, 8->8 1-D)."""
+GEMM too narrow for BLAS (measured with a fused bias + ReLU, one thread: 0.55-0.6x the
+GEMM paths' time on kws' 1->8 and 8->8 3x3 layers, 0.8-0.95x on 16->16 3x3 layers at
+28x28 and 56x56, 0.9x on kws' 160->16 conv1d)."""
 
-MEDIUM_OUT_CHANNELS = 16
+MEDIUM_OUT_CHANNELS = 32
 """Layers with at most this many output channels run direct when small
-(:data:`MEDIUM_MAX_FLOPS`): 0.94-0.97x on kws' 160->16 1-D layer and a 28x28 16->16 3x3,
-1.15x on a 56x56 one (the per-tap GEMMs win there)."""
+(:data:`MEDIUM_MAX_FLOPS`): 0.84-0.93x on an 8->32 3x3/2 layer at 56x56; MobileNet's
+3->32 3x3/2 first layer (22 MFLOP) measured 0.93-1.05x, a draw, and keeps the GEMM."""
 
 MEDIUM_MAX_FLOPS = 8e6
 """Most flops (2 per multiply-add) of a :data:`MEDIUM_OUT_CHANNELS` layer run direct."""
 
+MEDIUM_MAX_INNER = 256
+"""Largest inner dimension ``KH*KW*C`` of a :data:`MEDIUM_OUT_CHANNELS` layer run direct:
+with many input channels the per-tap GEMMs are efficient and the direct kernel's short
+pixel loops are not (DenseNet-121's 128->32 3x3 layers: 1.3-1.5x at 7x7, 1.6x at 14x14)."""
+
 TINY_FLOPS = 1e6
-"""Layers with fewer flops run direct whatever their channels: the GEMM path's per-call
-costs (im2col buffers, BLAS calls, waking its threads) dominate them."""
+"""Layers with fewer flops (and an inner dimension up to :data:`MEDIUM_MAX_INNER`) run
+direct whatever their output channels: the GEMM path's per-call costs (im2col buffers,
+BLAS calls, waking its threads) dominate them."""
 
 
 def direct_pays(channels: int, out_channels: int, kernel, out_positions: int,
@@ -105,8 +113,8 @@ def direct_pays(channels: int, out_channels: int, kernel, out_positions: int,
     paths (docs/kernels.md): the direct kernel runs at 55-80 GFLOP/s on its multiply-adds
     but transposes its output block (channels-last) and rearranges its input; it wins when
     the GEMM is too narrow for BLAS (few output channels) or the layer too small for the
-    GEMM path's per-call costs, and loses 1.0-1.4x on the 32-64-channel first layers of
-    the zoo's nets (3x3/2 and 7x7/2 from 3 channels), which keep im2col + GEMM. Callers
+    GEMM path's per-call costs, and loses 1.0-1.2x on the 64-channel first layers of the
+    zoo's nets (3x3/2, 4x4/2 and 7x7/2 from 3 channels), which keep im2col + GEMM. Callers
     keep 1x1 stride-1 unpadded convolutions on their plain GEMM (no copy at all: 3x faster
     than the direct kernel even with 8 or 16 output channels).
 
@@ -118,10 +126,13 @@ def direct_pays(channels: int, out_channels: int, kernel, out_positions: int,
     """
     if groups != 1 or not enabled():
         return False
-    flops = 2.0 * out_positions * out_channels * channels * math.prod(kernel)
-    if out_channels <= SMALL_OUT_CHANNELS or flops < TINY_FLOPS:
+    inner = channels * math.prod(kernel)
+    flops = 2.0 * out_positions * out_channels * inner
+    if out_channels <= SMALL_OUT_CHANNELS:
         return True
-    return out_channels <= MEDIUM_OUT_CHANNELS and flops <= MEDIUM_MAX_FLOPS
+    return inner <= MEDIUM_MAX_INNER and (
+        flops < TINY_FLOPS or (out_channels <= MEDIUM_OUT_CHANNELS
+                               and flops <= MEDIUM_MAX_FLOPS))
 
 
 def pack_weight(w: np.ndarray, channels_first: bool) -> np.ndarray:

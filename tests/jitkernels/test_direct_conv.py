@@ -166,7 +166,11 @@ def test_nhwc_kernel_dispatch_and_switch(monkeypatch):
     assert direct_conv.direct_pays(8, 8, (3, 3), 20 * 50)           # kws conv 2
     assert direct_conv.direct_pays(160, 16, (1, 3), 50)             # kws conv1d
     assert not direct_conv.direct_pays(3, 64, (3, 3), 111 * 111)    # squeezenet conv1
-    assert not direct_conv.direct_pays(16, 16, (3, 3), 56 * 56)     # per-tap GEMMs win
+    assert direct_conv.direct_pays(16, 16, (3, 3), 56 * 56)
+    assert direct_conv.direct_pays(8, 32, (3, 3), 28 * 28)
+    assert not direct_conv.direct_pays(3, 32, (3, 3), 112 * 112)    # mobilenet conv1
+    assert not direct_conv.direct_pays(64, 64, (3, 3), 56 * 56)
+    assert not direct_conv.direct_pays(128, 32, (3, 3), 7 * 7)      # densenet121, block 4
     assert not direct_conv.direct_pays(4, 8, (3, 3), 100, groups=2)
     calls = []
     original = direct_conv.conv2d_direct
