@@ -77,8 +77,7 @@ MIN_TASKS = 16
 """Fewest tasks the channel chunking aims for (several per thread, for balance)."""
 
 
-@njit(cache=True)
-def channel_chunks(rows, channels):
+def channel_chunks(rows: int, channels: int) -> int:
     """How many channel chunks each output row is cut into: enough for :data:`MIN_TASKS`
     tasks, at most one per whole block of :data:`~jitkernels.cpu.simd.LANES` channels.
 
@@ -369,10 +368,18 @@ def _plane_tasks(source, weights, target, geometry, first, last, group, scale, s
 
 
 @njit(cache=True)
-def _run(source, weights, target, geometry, first, last, split, scale, shift, floor, rest,
-         vflat, rflat, planes):
+def _run(x, w, out, kinds, vectors, residual, params, first, last, split, planes):
     """Tasks ``first:last`` of the chosen strategy (``split``: the rows strategy's channel
-    chunks, or the planes strategy's blocks per task)."""
+    chunks, or the planes strategy's blocks per task); ``params`` is ``(sh, sw, dh, dw,
+    top, left)``."""
+    batch, height, width, channels = x.shape
+    kh, kw = w.shape[0], w.shape[1]
+    oh, ow = out.shape[1], out.shape[2]
+    sh, sw, dh, dw, top, left = params
+    geometry = (height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left)
+    scale, shift, floor, rest = _compose(kinds, vectors, channels)
+    source, target = x.reshape(-1), out.reshape(-1)
+    weights, vflat, rflat = w.reshape(-1), vectors.reshape(-1), residual.reshape(-1)
     if planes:
         _plane_tasks(source, weights, target, geometry, first, last, split, scale, shift,
                      floor, rest, vflat, rflat)
@@ -382,44 +389,25 @@ def _run(source, weights, target, geometry, first, last, split, scale, shift, fl
 
 
 @njit(cache=True, parallel=True)
-def _parallel(source, weights, target, geometry, tasks, split, scale, shift, floor, rest,
-              vflat, rflat, planes, pieces):
+def _parallel(x, w, out, kinds, vectors, residual, params, tasks, split, planes, pieces):
     """The tasks cut into ``pieces`` contiguous ranges, one ``prange`` iteration each."""
     for piece in prange(pieces):
-        _run(source, weights, target, geometry, piece * tasks // pieces,
-             (piece + 1) * tasks // pieces, split, scale, shift, floor, rest, vflat, rflat,
-             planes)
+        _run(x, w, out, kinds, vectors, residual, params, piece * tasks // pieces,
+             (piece + 1) * tasks // pieces, split, planes)
 
 
-@njit(cache=True)
-def _entry(x, w, out, sh, sw, dh, dw, top, left, kinds, vectors, residual, planes, threads):
-    """Everything after the Python wrapper's choices, in one compiled call (no per-call
-    Python work beyond the dispatch): the epilogue's composition, the task count, then the
-    tasks on this thread (``threads`` 1) or cut into ``threads`` parallel pieces."""
-    batch, height, width, channels = x.shape
-    kh, kw = w.shape[0], w.shape[1]
-    oh, ow = out.shape[1], out.shape[2]
-    geometry = (height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left)
-    scale, shift, floor, rest = _compose(kinds, vectors, channels)
+def _split(batch, channels, oh, plane_bytes, planes):
+    """``(split, tasks)``: the planes strategy's blocks per task (as many planes as fit in
+    :data:`PLANE_GROUP_BYTES`, at most :data:`PLANE_GROUP`) and its task count (the
+    channels past the whole blocks add one task per output row), or the rows strategy's
+    channel chunks and task count."""
     blocks = channels // LANES
     if planes:
-        span_h = (oh - 1) * sh + (kh - 1) * dh + 1
-        span_w = (ow - 1) * sw + (kw - 1) * dw + 1
-        plane_bytes = span_h * span_w * LANES * out.itemsize
         split = max(1, min(PLANE_GROUP, blocks, PLANE_GROUP_BYTES // max(plane_bytes, 1)))
-        tasks = batch * ((blocks + split - 1) // split) + (batch * oh if channels % LANES
-                                                            else 0)
-    else:
-        split = channel_chunks(batch * oh, channels)
-        tasks = batch * oh * split
-    source, target = x.reshape(-1), out.reshape(-1)
-    weights, vflat, rflat = w.reshape(-1), vectors.reshape(-1), residual.reshape(-1)
-    if threads <= 1 or tasks < 2:
-        _run(source, weights, target, geometry, 0, tasks, split, scale, shift, floor, rest,
-             vflat, rflat, planes)
-    else:
-        _parallel(source, weights, target, geometry, tasks, split, scale, shift, floor, rest,
-                  vflat, rflat, planes, min(tasks, threads))
+        tasks = batch * (-(-blocks // split)) + (batch * oh if channels % LANES else 0)
+        return split, tasks
+    split = channel_chunks(batch * oh, channels)
+    return split, batch * oh * split
 
 
 def use_planes(geometry, itemsize: int) -> bool:
@@ -458,22 +446,31 @@ def depthwise_nhwc_blocked(x, w, out, strides, dilation, pads, kinds, vectors, r
             (read when this module is imported), else :func:`use_planes`. Planes need at
             least one whole channel block.
     """
-    sh, sw = int(strides[0]), int(strides[1])
-    dh, dw = int(dilation[0]), int(dilation[1])
-    top, left = int(pads[0]), int(pads[1])
-    channels = x.shape[3]
+    params = (int(strides[0]), int(strides[1]), int(dilation[0]), int(dilation[1]),
+              int(pads[0]), int(pads[1]))
+    batch, channels = x.shape[0], x.shape[3]
+    geometry = (x.shape[1], x.shape[2], channels, out.shape[1], out.shape[2], w.shape[0],
+                w.shape[1]) + params
     if planes is None:
         planes = _FORCED
         if planes is None:
-            geometry = (x.shape[1], x.shape[2], channels, out.shape[1], out.shape[2],
-                        w.shape[0], w.shape[1], sh, sw, dh, dw, top, left)
             planes = use_planes(geometry, out.itemsize)
-    if out.size * w.shape[0] * w.shape[1] < SERIAL_MAX_WORK:
+    planes = bool(planes) and channels >= LANES
+    span_h, span_w = plane_shape(geometry)
+    split, tasks = _split(batch, channels, out.shape[1], span_h * span_w * LANES * out.itemsize,
+                          planes)
+    if out.size * w.shape[0] * w.shape[1] < SERIAL_MAX_WORK or tasks < 2:
         threads = 1
     elif threads is None:
         threads = get_num_threads()
-    _entry(x, w, out, sh, sw, dh, dw, top, left, kinds, vectors, residual,
-           bool(planes) and channels >= LANES, int(threads))
+    # The serial and parallel paths are separate compiled functions called from here: a
+    # compiled function calling both would compile the kernel once more (numba
+    # re-optimises every callee inside each caller).
+    if threads <= 1:
+        _run(x, w, out, kinds, vectors, residual, params, 0, tasks, split, planes)
+    else:
+        _parallel(x, w, out, kinds, vectors, residual, params, tasks, split, planes,
+                  min(tasks, int(threads)))
 
 
 _FORCED = {"rows": False, "planes": True}.get(os.environ.get(ENV_STRATEGY, "").strip().lower())

@@ -33,17 +33,21 @@ from numba import get_num_threads, njit, prange
 from .simd import LANES, row_add_into, row_fill, row_max, row_max_into, row_scale, row_sum
 from .window_taps import inside_bits, inside_index, tap_mask
 
-__all__ = ["pool_ndhwc_blocked", "axis_counts", "SERIAL_MAX_WORK"]
+__all__ = ["pool_ndhwc_blocked", "axis_counts", "use_spans", "SERIAL_MAX_WORK",
+           "SPAN_MIN_RATIO", "MIN_TASKS"]
 
 SERIAL_MAX_WORK = 1 << 16
 """Window reads (output elements x window taps) below which the pool runs on the calling
 thread (no parallel launch or closing barrier)."""
 
+SPAN_MIN_RATIO = 1.0
+"""See :func:`use_spans`."""
+
 MIN_TASKS = 16
 """Fewest tasks the channel chunking aims for (several per thread, for balance)."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def axis_counts(out_len, stride, dilation, pad, after, size, pool, include_pad):
     """Per output index along one axis: how many window taps count towards an average
     (those inside ``[0, size)``, or ``[-pad, size + after)`` with ``include_pad``)."""
@@ -61,7 +65,7 @@ def axis_counts(out_len, stride, dilation, pad, after, size, pool, include_pad):
     return counts
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tap_columns(count, stride, offset, width):
     """The output columns ``[lo, hi)`` within ``[0, count)`` whose input column
     ``j*stride + offset`` lies in ``[0, width)``."""
@@ -76,10 +80,12 @@ def _tap_columns(count, stride, offset, width):
 
 @njit(cache=True)
 def _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_hi, counts_h,
-                  counts_w, depth_count, is_max):
+                  counts_w, depth_count, is_max, spans):
     """One output row's whole channel blocks for a 2x2 or 3x3 window with one depth tap
-    inside the image: the interior pixels as one run, the border ones one by one, the taps
-    outside the image masked (average) or replaced by an inside tap (max)."""
+    inside the image, the taps outside the image masked (average) or replaced by an inside
+    tap (max). Along the row (``spans`` False): per block, the interior pixels as one run,
+    the border ones one by one. Along the channels (``spans`` True): per pixel, one run
+    over its blocks."""
     (depth, height, width, channels, od, oh, ow, kd, kh, kw, sd, sh, sw, dd, dh, dw, front,
      top, left) = geometry
     c = channels
@@ -96,12 +102,16 @@ def _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_h
     l2 = l1
     if kh == 3:
         l2 = (plane + y0 + inside_index(row_bits, 2) * dh) * width * c + c_lo
-    step = sw * c
+    # A run's output and input steps, its blocks' offsets, and calls per pixel group.
+    out_step, step, stride, calls = c, sw * c, LANES, blocks
+    if spans:
+        out_step, step, stride, calls = LANES, LANES, 0, 1
     j = 0
     while j < ow:
         count = 1
-        if col_lo < col_hi and j == col_lo:
+        if col_lo < col_hi and j == col_lo and not spans:
             count = col_hi - col_lo
+        runs = blocks if spans else count
         x0 = j * sw - left
         col_bits = inside_bits(x0, dw, kw, width)
         at = out_row + j * c
@@ -109,8 +119,8 @@ def _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_h
         if not is_max:
             factor = 1.0 / max(depth_count * counts_h[i] * counts_w[j], 1)
         if col_bits == 0:
-            for q in range(blocks):
-                row_fill(target, at + q * LANES, c, -np.inf if is_max else 0.0, count)
+            for q in range(calls):
+                row_fill(target, at + q * stride, out_step, -np.inf if is_max else 0.0, runs)
             j += count
             continue
         mask = tap_mask(row_bits, col_bits, kh, kw)
@@ -119,21 +129,21 @@ def _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_h
         e2 = e1
         if kw == 3:
             e2 = (x0 + inside_index(col_bits, 2) * dw) * c
-        for q in range(blocks):
-            s = q * LANES
+        for q in range(calls):
+            s = q * stride
             if kh == 3:
                 taps = (l0 + e0 + s, l0 + e1 + s, l0 + e2 + s, l1 + e0 + s, l1 + e1 + s,
                         l1 + e2 + s, l2 + e0 + s, l2 + e1 + s, l2 + e2 + s)
                 if is_max:
-                    row_max(target, at + s, c, source, taps, step, count)
+                    row_max(target, at + s, out_step, source, taps, step, runs)
                 else:
-                    row_sum(target, at + s, c, source, taps, step, count, factor, mask)
+                    row_sum(target, at + s, out_step, source, taps, step, runs, factor, mask)
             else:
                 pair = (l0 + e0 + s, l0 + e1 + s, l1 + e0 + s, l1 + e1 + s)
                 if is_max:
-                    row_max(target, at + s, c, source, pair, step, count)
+                    row_max(target, at + s, out_step, source, pair, step, runs)
                 else:
-                    row_sum(target, at + s, c, source, pair, step, count, factor, mask)
+                    row_sum(target, at + s, out_step, source, pair, step, runs, factor, mask)
         j += count
 
 
@@ -212,12 +222,19 @@ def _scalar_channels(source, target, geometry, n, k, i, c_lo, counts_d, counts_h
 
 
 @njit(cache=True)
-def _tasks(source, target, geometry, first, last, chunks, counts_d, counts_h, counts_w,
-           is_max):
-    """Tasks ``first:last``: ``(n, output depth, output row, channel chunk)``, the chunk
-    fastest."""
-    (depth, height, width, channels, od, oh, ow, kd, kh, kw, sd, sh, sw, dd, dh, dw, front,
-     top, left) = geometry
+def _tasks(x, out, window, first, last, chunks, is_max, include_pad, spans):
+    """Tasks ``first:last`` of the pool: ``(n, output depth, output row, channel chunk)``,
+    the chunk fastest. ``window`` is ``(kd, kh, kw, sd, sh, sw, dd, dh, dw, front, top,
+    left, back, bottom, right)``."""
+    batch, depth, height, width, channels = x.shape
+    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    kd, kh, kw, sd, sh, sw, dd, dh, dw, front, top, left, back, bottom, right = window
+    geometry = (depth, height, width, channels, od, oh, ow, kd, kh, kw, sd, sh, sw, dd, dh,
+                dw, front, top, left)
+    counts_d = axis_counts(od, sd, dd, front, back, depth, kd, include_pad)
+    counts_h = axis_counts(oh, sh, dh, top, bottom, height, kh, include_pad)
+    counts_w = axis_counts(ow, sw, dw, left, right, width, kw, include_pad)
+    source, target = x.reshape(-1), out.reshape(-1)
     all_blocks = channels // LANES
     col_lo = min(ow, (left + sw - 1) // sw)
     last_start = width - 1 - (kw - 1) * dw + left
@@ -235,7 +252,7 @@ def _tasks(source, target, geometry, first, last, chunks, counts_d, counts_h, co
         z = k * sd - front
         if small and 0 <= z < depth:
             _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_hi,
-                          counts_h, counts_w, counts_d[k], is_max)
+                          counts_h, counts_w, counts_d[k], is_max, spans)
         elif blocks:
             _any_window(source, target, geometry, n, k, i, c_lo, blocks, counts_d, counts_h,
                         counts_w, is_max)
@@ -244,25 +261,22 @@ def _tasks(source, target, geometry, first, last, chunks, counts_d, counts_h, co
                              counts_d, counts_h, counts_w, is_max)
 
 
-@njit(cache=True)
-def _serial(source, target, geometry, tasks, chunks, counts_d, counts_h, counts_w, is_max):
-    """All tasks on the calling thread."""
-    _tasks(source, target, geometry, 0, tasks, chunks, counts_d, counts_h, counts_w, is_max)
-
-
 @njit(cache=True, parallel=True)
-def _parallel(source, target, geometry, tasks, chunks, counts_d, counts_h, counts_w, is_max,
-              pieces):
+def _parallel(x, out, window, tasks, chunks, is_max, include_pad, spans, pieces):
     """The tasks cut into ``pieces`` contiguous ranges, one ``prange`` iteration each."""
     for piece in prange(pieces):
-        _tasks(source, target, geometry, piece * tasks // pieces,
-               (piece + 1) * tasks // pieces, chunks, counts_d, counts_h, counts_w, is_max)
+        _tasks(x, out, window, piece * tasks // pieces, (piece + 1) * tasks // pieces,
+               chunks, is_max, include_pad, spans)
 
 
 def pool_ndhwc_blocked(x, out, pool, strides, dilation, pads, after, is_max, include_pad,
-                       threads=None):
+                       threads=None, spans=None):
     """Max or average pooling of channels-last ``(N, D, H, W, C)`` into ``(N, OD, OH, OW,
     C)`` (both C-contiguous, one float dtype; ``out`` overwritten).
+
+    The serial and parallel paths are separate compiled functions called from here (a
+    compiled function that called both would compile the kernel's code once more: numba
+    re-optimises every callee inside each caller).
 
     Args:
         pool, strides, dilation, pads, after: 3-tuples (pads/after: the padding before and
@@ -271,28 +285,36 @@ def pool_ndhwc_blocked(x, out, pool, strides, dilation, pads, after, is_max, inc
         include_pad: average over positions inside the explicit padding too.
         threads: the parallel pieces to cut the work into (default: numba's thread
             count); 1 runs on the calling thread.
+        spans: run 2x2/3x3 windows along each pixel's channels (True) or along the output
+            row per channel block (False); default :func:`use_spans`.
     """
-    batch, depth, height, width, channels = x.shape
-    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    kd, kh, kw = (int(v) for v in pool)
-    sd, sh, sw = (int(v) for v in strides)
-    dd, dh, dw = (int(v) for v in dilation)
-    front, top, left = (int(v) for v in pads)
-    geometry = (depth, height, width, channels, od, oh, ow, kd, kh, kw, sd, sh, sw, dd, dh,
-                dw, front, top, left)
-    counts_d = axis_counts(od, sd, dd, front, int(after[0]), depth, kd, include_pad)
-    counts_h = axis_counts(oh, sh, dh, top, int(after[1]), height, kh, include_pad)
-    counts_w = axis_counts(ow, sw, dw, left, int(after[2]), width, kw, include_pad)
-    rows = batch * od * oh
-    blocks = max(1, channels // LANES)
-    chunks = max(1, min(blocks, -(-MIN_TASKS // max(rows, 1))))
+    window = (int(pool[0]), int(pool[1]), int(pool[2]), int(strides[0]), int(strides[1]),
+              int(strides[2]), int(dilation[0]), int(dilation[1]), int(dilation[2]),
+              int(pads[0]), int(pads[1]), int(pads[2]), int(after[0]), int(after[1]),
+              int(after[2]))
+    rows = out.shape[0] * out.shape[1] * out.shape[2]
+    chunks = max(1, min(max(1, x.shape[4] // LANES), -(-MIN_TASKS // max(rows, 1))))
     tasks = rows * chunks
-    source, target = x.reshape(-1), out.reshape(-1)
-    if threads is None:
+    if out.size * window[0] * window[1] * window[2] < SERIAL_MAX_WORK or tasks < 2:
+        threads = 1
+    elif threads is None:
         threads = get_num_threads()
-    if threads <= 1 or tasks < 2 or out.size * kd * kh * kw < SERIAL_MAX_WORK:
-        _serial(source, target, geometry, tasks, chunks, counts_d, counts_h, counts_w,
-                bool(is_max))
+    if spans is None:
+        spans = use_spans(out.shape[3], x.shape[4] // chunks)
+    if threads <= 1:
+        _tasks(x, out, window, 0, tasks, chunks, bool(is_max), bool(include_pad), bool(spans))
     else:
-        _parallel(source, target, geometry, tasks, chunks, counts_d, counts_h, counts_w,
-                  bool(is_max), min(tasks, threads))
+        _parallel(x, out, window, tasks, chunks, bool(is_max), bool(include_pad),
+                  bool(spans), min(tasks, int(threads)))
+
+
+def use_spans(width: int, channels: int) -> bool:
+    """The cost rule between the two forms of a 2x2/3x3 window: along each pixel's channels
+    when a task's channel blocks are at least :data:`SPAN_MIN_RATIO` times its output row's
+    pixels, else along the row per block.
+
+    Args:
+        width: output pixels per row ``OW``.
+        channels: the channels one task covers.
+    """
+    return channels // LANES >= SPAN_MIN_RATIO * width

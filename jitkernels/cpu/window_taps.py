@@ -14,7 +14,7 @@ from numba import njit
 __all__ = ["inside_bits", "inside_index", "tap_mask"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def inside_bits(start, step, taps, size):
     """Bit ``k`` (``k < taps``) set where ``start + k*step`` lies in ``[0, size)``."""
     bits = 0
@@ -25,7 +25,7 @@ def inside_bits(start, step, taps, size):
     return bits
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def inside_index(bits, k):
     """``k`` where bit ``k`` of ``bits`` is set, else the lowest set bit's index (``bits``
     must not be 0)."""
@@ -37,7 +37,7 @@ def inside_index(bits, k):
     return first
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tap_mask(row_bits, col_bits, rows, cols):
     """Bit ``b*cols + e`` set where row bit ``b`` and column bit ``e`` are both set."""
     mask = 0
