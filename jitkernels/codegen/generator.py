@@ -29,15 +29,14 @@ Before/after, for ``fn (%p0: Tensor[(2, 3)], %p1: Tensor[(3)]) { nn.relu(add(%p0
 
 from __future__ import annotations
 
-
 from irlib.ir import expr as E
 from irlib.ir.dims import DimExpr
 
 from . import concat_split
 from .dim_source import SIZE_PREFIX
 from .node_types import Unsupported, shape_of as _shape, src as _src
-from .loops import PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_TASKS, hoisted_nest, is_parallel, \
-    loop_nest, split_nest  # noqa: F401 (the thresholds are re-exported)
+from .loops import PARALLEL_MIN_ELEMENTS, PARALLEL_MIN_TASKS, hoisted_nest, inner_bound, \
+    is_parallel, loop_nest, split_nest  # noqa: F401 (the thresholds are re-exported)
 from .scalar_ops import RULES, constant_take_index, literal
 
 
@@ -468,8 +467,10 @@ def _output_nest(node, out_name: str, inputs: dict, symbolic: bool) -> list:
                                base=base)
             result = emitter.value(node, index)
             base += len(emitter.lines)
-            parts.append((stop - start, emitter.lines +
-                          [f"{out_name}[{', '.join(index)}] = {result}"]))
+            part_shape = out_shape[:axis] + (stop - start,) + out_shape[axis + 1:]
+            body = emitter.lines + [f"{out_name}[{', '.join(index)}] = {result}"]
+            parts.append((stop - start, body,
+                          inner_bound(out_name, out_shape, part_shape, body, axis)))
         parallel = parallel or concat_split.split_parallel(out_shape)
         return split_nest(out_shape, axis, parts, parallel)
     lines = []
@@ -482,10 +483,11 @@ def _output_nest(node, out_name: str, inputs: dict, symbolic: bool) -> list:
         if start != 0:
             target[axis] = f"{index[axis]} + {_src(start)}"
         body = emitter.lines + [f"{out_name}[{', '.join(target) or '0'}] = {result}"]
+        bound = None if symbolic else inner_bound(out_name, out_shape, part_shape, body)
         if (symbolic or HOIST_STATIC) and not parallel:
-            lines += hoisted_nest(part_shape, body)
+            lines += hoisted_nest(part_shape, body, inner_bound=bound)
             continue
-        headers, depth = loop_nest(part_shape, parallel)
+        headers, depth = loop_nest(part_shape, parallel, bound)
         lines += headers
         lines += ["    " * depth + line for line in body]
     return lines
