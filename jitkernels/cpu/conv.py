@@ -206,7 +206,8 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups, result=
             w.reshape(w.shape[:2] + lead + kernel),
             out.reshape((batch, out_channels) + lead + out_size), lead + kernel,
             (1,) * (2 - n) + tuple(strides), (1,) * (2 - n) + tuple(dilation),
-            (0,) * (2 - n) + tuple(before), False)
+            (0,) * (2 - n) + tuple(before), False,
+            wpack=direct_conv.packed_weight(w, True))
     elif pointwise:
         conv_core.conv_pointwise(x.reshape(batch, x.shape[1], positions),
                                  w.reshape(out_channels, -1), out, groups)
@@ -256,7 +257,8 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, ep
     if not pointwise and direct_conv.direct_pays(channels, out_channels, (kh, kw),
                                                  batch * oh * ow):
         direct_conv.conv2d_direct(x, w, out.reshape(batch, oh, ow, out_channels), (kh, kw),
-                                  strides, dilation, before, True, epilogue)
+                                  strides, dilation, before, True, epilogue,
+                                  wpack=direct_conv.packed_weight(weight, False))
         return out.reshape(batch, oh, ow, out_channels)
     tile = (winograd.choose_tile(channels, out_channels, oh, ow, batch, weight_transform=True)
             if winograd.eligible((kh, kw), strides, dilation, 1) else 0)

@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+import weakref
 
 import numpy as np
 from numba import get_num_threads, njit, prange, uint64
@@ -56,7 +58,8 @@ from .conv_core import scratch
 from .epilogue import ADD, MUL, RELU, empty
 
 __all__ = ["conv2d_direct", "conv2d_direct_rows", "conv2d_direct_parallel", "arrange",
-           "arrange_parallel", "plan", "direct_pays", "enabled", "pack_weight", "ENV_SWITCH",
+           "arrange_parallel", "plan", "direct_pays", "enabled", "pack_weight",
+           "packed_weight", "ENV_SWITCH",
            "PIXEL_BLOCK", "PARALLEL_MIN_FLOPS"]
 
 ENV_SWITCH = "IRLIB_DIRECT_CONV"
@@ -141,10 +144,13 @@ def pack_weight(w: np.ndarray, channels_first: bool) -> np.ndarray:
     columns up to ``O4`` (``O`` rounded up to a multiple of four) and a zero last row.
 
     Args:
-        w: HWIO ``(KH, KW, C, O)`` (``channels_first`` False) or OIHW ``(O, C, KH, KW)``.
+        w: HWIO ``(KH, KW, C, O)`` (``channels_first`` False) or OIHW ``(O, C, KH, KW)``
+            (or OIW ``(O, C, KW)``, a 1-D kernel).
         channels_first: which of the two layouts ``w`` has.
     """
     if channels_first:
+        if w.ndim == 3:
+            w = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
         out_channels, channels, kh, kw = w.shape
         hwio = w.transpose(2, 3, 1, 0)
     else:
@@ -468,13 +474,14 @@ def _plan(x_shape, out_shape, kernel, strides, dilation, pads, channels_last):
 
 
 @njit(cache=True)
-def _direct_serial(x, hwio, planes, out, geometry, layout, kinds, vectors, residual):
+def _direct_serial(x, hwio, wpack, packed, planes, out, geometry, layout, kinds, vectors,
+                   residual):
     """The whole convolution on the calling thread, in one compiled call (each call into
     numba from Python costs microseconds of argument checks, as much as a small layer's
-    arithmetic): pack the weight, :func:`arrange`, :func:`conv2d_direct_rows`."""
-    kh, kw, channels, out_channels = hwio.shape
-    wpack = np.empty((kh * kw * channels + 1, (out_channels + 3) // 4 * 4), hwio.dtype)
-    _pack(hwio, wpack)
+    arithmetic): pack the weight into ``wpack`` (unless ``packed``), :func:`arrange`,
+    :func:`conv2d_direct_rows`."""
+    if not packed:
+        _pack(hwio, wpack)
     arrange(x, planes, geometry, layout)
     group = geometry[14]
     tasks = out.shape[0] * ((geometry[3] + group - 1) // group)
@@ -482,8 +489,36 @@ def _direct_serial(x, hwio, planes, out, geometry, layout, kinds, vectors, resid
                        residual)
 
 
+_PACKED: dict = {}          # (id(weight), layout) -> (weakref to it, packed weight)
+_LOCK = threading.Lock()
+
+
+def _forget(key) -> None:
+    with _LOCK:
+        _PACKED.pop(key, None)
+
+
+def packed_weight(w: np.ndarray, channels_first: bool):
+    """:func:`pack_weight` of ``w``, cached while ``w`` lives when it is read-only (a built
+    graph's bound weights are), else None (the kernel packs it per call)."""
+    if w.flags.writeable:
+        return None
+    key = (id(w), channels_first)
+    entry = _PACKED.get(key)
+    if entry is not None and entry[0]() is w:
+        return entry[1]
+    packed = pack_weight(w, channels_first)
+    try:
+        ref = weakref.ref(w, lambda _, key=key: _forget(key))
+    except TypeError:
+        return packed
+    with _LOCK:
+        _PACKED[key] = (ref, packed)
+    return packed
+
+
 def conv2d_direct(x, w, out, kernel, strides, dilation, pads, channels_last,
-                  epilogue=None, threads=None) -> None:
+                  epilogue=None, threads=None, wpack=None) -> None:
     """Direct 2-D convolution (one group) of ``x`` into ``out``.
 
     Args:
@@ -497,6 +532,7 @@ def conv2d_direct(x, w, out, kernel, strides, dilation, pads, channels_last,
             residual shaped like ``out``), or None.
         threads: ``prange`` chunks are ``CHUNKS_PER_THREAD`` times this (default: numba's
             thread count); below :data:`PARALLEL_MIN_FLOPS` everything runs on the caller.
+        wpack: ``w`` packed already (:func:`packed_weight`), or None.
     """
     if epilogue is not None and not channels_last:
         raise ValueError("a fused epilogue needs channels-last data")
@@ -512,10 +548,16 @@ def conv2d_direct(x, w, out, kernel, strides, dilation, pads, channels_last,
     if threads is None and flops >= PARALLEL_MIN_FLOPS:
         threads = get_num_threads()
     if flops < PARALLEL_MIN_FLOPS or threads <= 1 or tasks == 1:
-        _direct_serial(x, w if channels_last else w.transpose(2, 3, 1, 0), planes, out,
-                       geometry, layout, steps.kinds, steps.vectors, steps.residual)
+        hwio = w if channels_last else w.transpose(2, 3, 1, 0)
+        packed = wpack is not None
+        if not packed:
+            wpack = scratch("direct_weight", (math.prod(hwio.shape[:3]) + 1,
+                                              -(-hwio.shape[3] // 4) * 4), w.dtype)
+        _direct_serial(x, hwio, wpack, packed, planes, out, geometry, layout, steps.kinds,
+                       steps.vectors, steps.residual)
         return
-    wpack = pack_weight(w, not channels_last)
+    if wpack is None:
+        wpack = pack_weight(w, not channels_last)
     arrange_parallel(x, planes, geometry, layout)
     conv2d_direct_parallel(planes, wpack, out, geometry, layout,
                            min(tasks, threads * CHUNKS_PER_THREAD), steps.kinds,

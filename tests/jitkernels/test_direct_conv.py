@@ -235,3 +235,25 @@ def test_built_small_conv_net_matches_numpy():
                                           (2, 2), (1, 1), (1, 1), (1, 1)) + params["b2"], 0)
     np.testing.assert_allclose(gmod.get_output(0).numpy(), expected.transpose(0, 3, 1, 2),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_packed_weight_cached_for_read_only_weights():
+    """A read-only weight is packed once (the same array comes back, and convolving with
+    it matches numpy); a writable one is not cached (None); the packed layout holds the
+    HWIO rows, zero columns up to a multiple of four and a zero last row."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)        # OIHW, O=2 -> O4=4
+    writable = w.copy()
+    assert direct_conv.packed_weight(writable, True) is None
+    w.flags.writeable = False
+    first = direct_conv.packed_weight(w, True)
+    assert direct_conv.packed_weight(w, True) is first
+    assert first.shape == (3 * 5 * 6 + 1, 4)
+    np.testing.assert_array_equal(first[:-1, :2], w.transpose(2, 3, 1, 0).reshape(-1, 2))
+    assert not first[:, 2:].any() and not first[-1].any()
+    x = rng.standard_normal((1, 3, 9, 11)).astype(np.float32)
+    out = np.full((1, 2, 5, 9), np.nan, np.float32)
+    direct_conv.conv2d_direct(x, w, out, (3, 5), (2, 1), (1, 1), (1, 1), False, wpack=first)
+    expected = numpy_conv_nhwc(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), (2, 1),
+                               (1, 1), (1, 1), (1, 1)).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
