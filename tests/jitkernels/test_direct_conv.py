@@ -252,8 +252,8 @@ def test_packed_weight_cached_for_read_only_weights():
     np.testing.assert_array_equal(first[:-1, :2], w.transpose(2, 3, 1, 0).reshape(-1, 2))
     assert not first[:, 2:].any() and not first[-1].any()
     x = rng.standard_normal((1, 3, 9, 11)).astype(np.float32)
-    out = np.full((1, 2, 5, 9), np.nan, np.float32)
-    direct_conv.conv2d_direct(x, w, out, (3, 5), (2, 1), (1, 1), (1, 1), False, wpack=first)
+    out = np.full((1, 2, 4, 8), np.nan, np.float32)
+    direct_conv.conv2d_direct(x, w, out, (5, 6), (2, 1), (1, 1), (1, 1), False, wpack=first)
     expected = numpy_conv_nhwc(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), (2, 1),
                                (1, 1), (1, 1), (1, 1)).transpose(0, 3, 1, 2)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
