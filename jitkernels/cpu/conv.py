@@ -17,6 +17,8 @@ Each kernel picks one path (all in :mod:`jitkernels.cpu.conv_core`):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import register_kernel
@@ -193,7 +195,7 @@ def _conv_channels_first(x, w, strides, dilation, before, after, groups, result=
     out_size = tuple(conv_out(x.shape[2 + i], kernel[i], strides[i], dilation[i], before[i],
                               after[i]) for i in range(n))
     batch, out_channels = x.shape[0], w.shape[0]
-    positions = int(np.prod(out_size))
+    positions = math.prod(out_size)
     out = (np.empty((batch, out_channels, positions), x.dtype) if result is None
            else result.reshape(batch, out_channels, positions))
     pointwise = (all(k == 1 for k in kernel) and all(s == 1 for s in strides)
