@@ -199,6 +199,9 @@ class FusedKernel:
         self.small_dense = None         # a SmallDense: see below
         self.small_source = None
         self.fused_epilogue = None      # a codegen.epilogue.FusedEpilogue, or None
+        # an nn.matmul anchor on n-D data (not transposed): its rows run as one 2-D product
+        self._rows_2d = True if (anchor is not None and anchor.op_name == "nn.matmul"
+                                 and not anchor.attrs.get("transpose_a")) else None
         self._local = threading.local()
 
     def _anchor_for(self, sizes: tuple) -> tuple:
@@ -239,7 +242,15 @@ class FusedKernel:
         values = [arrays[o] if isinstance(o, int) else o for o in operands]
         if self._into is not None and shape is not None:
             buffer = self._buffer(shape)
-            if self._into(buffer, *values, **attrs):
+            rows = self._rows_2d
+            if rows is not None and values[0].ndim > 2 and values[0].flags.c_contiguous:
+                # (B, S, K) @ (K, N): the rows as one 2-D product into the buffer's 2-D view
+                # (the kernel's into form takes 2-D data only; its allocating form would
+                # make and convert a new result every call).
+                values[0] = values[0].reshape(-1, values[0].shape[-1])
+                if self._into(buffer.reshape(-1, shape[-1]), *values, **attrs):
+                    return buffer
+            elif self._into(buffer, *values, **attrs):
                 return buffer
         return np.ascontiguousarray(fn(*values, **attrs)[0])
 

@@ -255,8 +255,9 @@ def packed_weight(b: np.ndarray, transposed: bool):
 # -- the product ------------------------------------------------------------------------------
 
 def _threads() -> int:
-    import numba
-    return numba.get_num_threads()
+    """numba's thread count (its configured maximum: ``get_num_threads`` costs ~1 us)."""
+    from numba import config
+    return config.NUMBA_NUM_THREADS
 
 
 def try_product(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray) -> bool:

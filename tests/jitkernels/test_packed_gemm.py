@@ -133,3 +133,30 @@ def test_a_graph_with_a_bound_weight_takes_the_packed_path(op):
     np.testing.assert_allclose(m.get_output(0).numpy(),
                                data.astype("float64") @ right + 0.5, rtol=1e-5, atol=1e-4)
     assert len(packed_gemm._WEIGHTS) > before
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_a_matmul_group_on_3d_data_runs_its_rows_as_one_product(monkeypatch, switch):
+    """GPT-2's ``(1, S, K) @ (K, N) + bias + residual`` group: the anchor's rows run as one
+    2-D product into the group's buffer (packed path on or off), numpy's answer."""
+    monkeypatch.setenv(packed_gemm.ENV_SWITCH, switch)
+    rng = np.random.default_rng(5)
+    x = irlib.var("x", shape=(2, 8, 384))
+    r = irlib.var("r", shape=(2, 8, 96))
+    w = irlib.var("w", shape=(384, 96))
+    b = irlib.var("b", shape=(96,))
+    body = irlib.add(irlib.add(irlib.nn.matmul(x, w), b), r)
+    weight = rng.standard_normal((384, 96)).astype("float32")
+    bias = rng.standard_normal(96).astype("float32")
+    factory = interp.build(irlib.IRModule.from_expr(irlib.Function([x, r, w, b], body)),
+                           target="cpu", params={"w": weight, "b": bias})
+    m = interp.graph_executor.GraphModule(factory["default"](interp.cpu(0)))
+    data = rng.standard_normal((2, 8, 384)).astype("float32")
+    residual = rng.standard_normal((2, 8, 96)).astype("float32")
+    for _ in range(2):
+        m.set_input("x", data)
+        m.set_input("r", residual)
+        m.run()
+        want = data.astype("float64") @ weight + bias + residual
+        np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-5, atol=1e-4)
+        data = data * 0.5
