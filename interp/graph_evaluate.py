@@ -58,15 +58,23 @@ class GraphFunction:
         self.module = module
         self.params = list(params)
         self.ret_type = ret_type
+        self._count = len(self.params)
+        # a flat tuple of tensors (a decode step's logits and caches, an LSTM's state)
+        # needs no regrouping walk per call
+        self._flat = isinstance(ret_type, TupleType) and not any(
+            isinstance(field, TupleType) for field in ret_type.fields)
 
     def __call__(self, *args, **kwargs):
-        if len(args) > len(self.params):
-            raise InterpreterError(f"main takes {len(self.params)} argument(s), "
-                                   f"got {len(args)}")
-        if kwargs or len(args) != len(self.params):
+        if kwargs or len(args) != self._count:
+            if len(args) > self._count:
+                raise InterpreterError(f"main takes {self._count} argument(s), "
+                                       f"got {len(args)}")
             args = self._positional(args, kwargs)
-        device = self.module.module.device
-        heads = [NDArray(array, device) for array in self.module._runtime.call_arrays(args)]
+        module = self.module.module
+        device = module.device
+        heads = [NDArray(array, device) for array in module.thread_runtime().call_arrays(args)]
+        if self._flat:
+            return TupleValue(*heads)
         if not isinstance(self.ret_type, TupleType):
             return heads[0]
         iterator = iter(heads)
