@@ -19,11 +19,18 @@ summation can exceed it), else ``K * max|a| * max|W|``. When it holds, the cast 
 
 with the casts pushed down to where the values already are floats (a float -> int cast of an
 integral value in range, an int -> int cast that cannot wrap and exact integer arithmetic
-change no value: see :func:`float_form`). When the bound fails for the whole depth but holds
-for pieces of it (the 1536-deep FFN products), the depth is split into the fewest equal
-chunks that each hold it: two chunks add in the target float type (one rounding of the exact
-sum: the value ``cast`` gives), more add in float64 and cast once. A product whose integer
-result could wrap around (beyond its dtype) is left alone, as is every other case.
+change no value: see :func:`float_form`).
+
+When it does not hold (the 1536-deep FFN products) but the activation is ``p - c`` with
+``p`` of one sign (the uint8 ``q``) and ``c`` constant along the depth (the zero point), the
+positive and the negative terms of a column bound the partial sums of ``p @ W`` separately
+(about half the absolute sum); if ``p @ W`` and ``c * colsum(W)`` are both exact, the cast
+becomes ``subtract(nn.matmul(p, W), multiply(c, colsum(W)))``, one rounding of the exact
+integer. Otherwise, when the first bound holds for pieces of the depth, the depth is split
+into the fewest equal chunks that each hold it: two chunks add in the target float type
+(one rounding of the exact sum: the value ``cast`` gives), more add in float64 and cast
+once. A product whose integer result could wrap around (beyond its dtype) is left alone, as
+is every other case.
 
 The result is bit-for-bit the integer path's, NaN aside: a float -> integer cast of NaN has no
 defined value (see :mod:`irlib.transform._value_range`). Runs at ``opt_level`` 3, after
@@ -40,17 +47,12 @@ import numpy as np
 from ..ir import expr as E
 from ..ir.functor import ExprMutator, post_order, use_counts
 from ._typed import op, op_name, rewrite_typed_module, tensor_type
+from ._exact_product import MAX_CHUNKS, PRODUCT_DTYPE, chunk_bounds, one_signed_bound
 from ._value_range import ValueRanges, dtype_range, exact_integer_limit
 from .pass_infra import ModulePass, register_pass
 
 __all__ = ["LowerIntegerMatMul", "lower_integer_matmul", "float_form", "chunk_bounds",
            "PRODUCT_DTYPE", "MAX_CHUNKS"]
-
-PRODUCT_DTYPE = "float32"
-"""The float type the products run in (exact for integers up to ``2**24``)."""
-
-MAX_CHUNKS = 16
-"""The most pieces a product's depth is split into; beyond, the integer product stays."""
 
 _ARITH = ("add", "subtract", "multiply", "negative")
 
@@ -133,37 +135,6 @@ def float_form(root, ranges: ValueRanges, dtype: str, rewritten=None, cache=None
     return cache[(root, dtype)]
 
 
-def chunk_bounds(depth: int, magnitude: float, weight_abs=None, weight_max: float = 0.0):
-    """Split ``range(depth)`` into the fewest equal chunks whose products are exact.
-
-    Args:
-        depth: K, the summed axis.
-        magnitude: ``max|a|`` of the left operand.
-        weight_abs: ``|W|`` as a ``(K, N)`` integer array when the right operand is a
-            constant (each chunk's bound is ``magnitude * max_j sum_k |W[k, j]|``), else None.
-        weight_max: ``max|W|`` when it is not a constant (bound ``K * magnitude * max|W|``).
-
-    Returns:
-        ``[(k0, k1), ...]`` covering ``0..depth``, or None when even :data:`MAX_CHUNKS`
-        chunks are not exact, or the whole sum could leave int32 (the integer result would
-        wrap).
-    """
-    limit = exact_integer_limit(PRODUCT_DTYPE)
-    if weight_abs is None:
-        total = depth * magnitude * weight_max
-        return [(0, depth)] if total <= limit else None
-    cumulative = np.concatenate([np.zeros((1, weight_abs.shape[1]), np.int64),
-                                 np.cumsum(weight_abs, axis=0, dtype=np.int64)])
-    if magnitude * float(cumulative[-1].max(initial=0)) > dtype_range("int32").hi:
-        return None
-    for count in range(1, min(MAX_CHUNKS, max(depth, 1)) + 1):
-        edges = [round(i * depth / count) for i in range(count + 1)]
-        sums = [(cumulative[b] - cumulative[a]).max(initial=0) for a, b in zip(edges, edges[1:])]
-        if magnitude * float(max(sums)) <= limit:
-            return list(zip(edges, edges[1:]))
-    return None
-
-
 class _Lower(ExprMutator):
     def __init__(self, ranges: ValueRanges, uses: dict):
         super().__init__()
@@ -212,6 +183,10 @@ class _Lower(ExprMutator):
             return None
         if dtype_range(tensor_type(product).dtype).hi < dtype_range("int32").hi:
             return None                     # an int8/int16 product wraps far earlier
+        if len(chunks) > 1 and not trans_a:
+            split = self._offset_form(tensor_a, shape_a, weight.T if trans_b else weight)
+            if split is not None:
+                return self._offset_product(product, split, weight, dense, trans_b, target)
         data = float_form(tensor_a, self.ranges, PRODUCT_DTYPE, self.memo, self.forms)
         parts = []
         for k0, k1 in chunks:
@@ -236,6 +211,41 @@ class _Lower(ExprMutator):
             for part in parts[1:]:
                 result = op("add", result, op("cast", part, dtype="float64"))
         return result if dtype == target else op("cast", result, dtype=target)
+
+
+    def _offset_form(self, tensor_a, shape_a, weight_kn):
+        """``(p, c)`` when ``tensor_a`` is ``p - c`` with ``p`` of one sign, ``c`` constant
+        along the depth, and both ``p @ W`` and ``c * colsum(W)`` exact in float32."""
+        if op_name(tensor_a) != "subtract":
+            return None
+        p, c = tensor_a.args
+        range_p, range_c, shape_c = self.ranges[p], self.ranges[c], _static_shape(c)
+        if not (_is_int(p) and _is_int(c) and _static_shape(p) == shape_a) or \
+                shape_c is None or (shape_c and shape_c[-1] != 1) or \
+                range_p is None or range_c is None or self.ranges.may_wrap(tensor_a) or \
+                not (range_p.lo >= 0 or range_p.hi <= 0):
+            return None
+        limit = exact_integer_limit(PRODUCT_DTYPE)
+        colsum = np.abs(weight_kn.astype(np.int64).sum(axis=0)).max(initial=0)
+        if one_signed_bound(weight_kn, range_p.magnitude) > limit or \
+                range_c.magnitude * float(colsum) > limit:
+            return None
+        return p, c
+
+    def _offset_product(self, product, split, weight, dense, trans_b, target):
+        """``p @ W - c * colsum(W)``: two exact float32 integers, one rounding apart."""
+        p, c = split
+        forms = [float_form(x, self.ranges, PRODUCT_DTYPE, self.memo, self.forms)
+                 for x in (p, c)]
+        right = E.Constant(np.ascontiguousarray(weight, dtype=PRODUCT_DTYPE))
+        units = product.attrs.get("units")
+        main = op("nn.dense", forms[0], right, units=units) if dense else \
+            op("nn.matmul", forms[0], right, units=units, transpose_b=trans_b)
+        colsum = (weight.T if trans_b else weight).astype(np.int64).sum(axis=0)
+        correction = op("multiply", forms[1], E.Constant(colsum.astype(PRODUCT_DTYPE)))
+        if target != PRODUCT_DTYPE:
+            main, correction = (op("cast", x, dtype=target) for x in (main, correction))
+        return op("subtract", main, correction)
 
 
 def lower_integer_matmul(func: E.Function) -> E.Function:

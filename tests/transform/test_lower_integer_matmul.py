@@ -187,6 +187,18 @@ class _Program:
             return magnitude * float(w.sum(axis=0).max())
         return magnitude * self.depth * 127.0
 
+    def one_signed_fits(self) -> bool:
+        """The test's own check that ``q @ W`` (``q`` uint8, ``W`` constant) and
+        ``zp * colsum(W)`` are exact in float32 and the result cannot wrap int32."""
+        if self.source == "int8" or self.weight_kind != "constant":
+            return False
+        w = self.weight.astype(np.int64)
+        w = w.T if self.transpose_b else w
+        positive, negative = np.clip(w, 0, None).sum(axis=0), np.clip(-w, 0, None).sum(axis=0)
+        return 255 * int(np.maximum(positive, negative).max()) <= EXACT32 and \
+            255 * int(np.abs(w.sum(axis=0)).max()) <= EXACT32 and \
+            self.expected_bound() <= INT32_MAX
+
     def __repr__(self):
         return self.module().astext(show_meta_data=False)
 
@@ -221,6 +233,10 @@ def test_rewritten_exactly_when_the_bound_holds(program):
         assert "strided_slice" not in after.astext(show_meta_data=False)
     if bound > INT32_MAX:
         assert _int_products(after) == 1            # the reference wraps: left alone
+    if program.one_signed_fits():
+        # q - zp with q >= 0: q @ W - zp * colsum(W), one product, no split depth
+        assert _int_products(after) == 0
+        assert "strided_slice" not in after.astext(show_meta_data=False)
 
 
 def test_generic_programs_keep_their_meaning():
@@ -273,3 +289,31 @@ def test_graph_executor_matches_numpy_oracle(rows, depth, units, shift, zeros, s
     got = func(x).numpy()
     want = _quantized_linear_oracle(x, weight, bias, w_scale)
     np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=examples(6), deadline=None)
+@given(seed=st.integers(0, 2 ** 16), zero_point=st.integers(0, 255),
+       target=st.sampled_from(["float32", "float64"]), dense=st.booleans())
+def test_offset_form_avoids_the_split_and_is_exact(seed, zero_point, target, dense):
+    """1536 deep, uniform int8 weights: |q - zp| * sum|W| > 2**24 (two chunks), but the
+    one-signed q (uint8) keeps q @ W below 2**24, so q @ W - zp * colsum(W) is one product."""
+    rng = np.random.default_rng(seed)
+    depth, units = 1536, 24
+    weight = rng.integers(-127, 128, size=(units, depth) if dense else (depth, units))
+    w_kn = weight.T if dense else weight
+    assert 255 * np.abs(w_kn).sum(axis=0).max() > EXACT32          # the L1 bound fails
+    q = irlib.var("q", shape=(5, depth), dtype="uint8")
+    a = irlib.subtract(irlib.cast(q, "int32"), irlib.const(np.int32(zero_point)))
+    b = irlib.const(weight.astype("int32"))
+    product = irlib.nn.dense(a, b) if dense else irlib.nn.matmul(a, b)
+    mod = InferType()(irlib.IRModule.from_expr(irlib.Function([q], irlib.cast(product,
+                                                                              target))))
+    after = LowerIntegerMatMul()(mod)
+    text = after.astext(show_meta_data=False)
+    assert _int_products(after) == 0 and "strided_slice" not in text
+    x = rng.integers(0, 256, size=(5, depth)).astype(np.uint8)
+    want = ((x.astype(np.int64) - zero_point) @ w_kn).astype(np.int32).astype(target)
+    for module in (mod, after):
+        got = interp.create_executor("debug", mod=module, device=interp.cpu(0),
+                                     target="python").evaluate()(x).numpy()
+        np.testing.assert_array_equal(got, want)
