@@ -260,31 +260,6 @@ def _row_scalar(source, weights, target, geometry, n, i, c_lo, c_hi, scale, shif
                     target[at + c] = zero
 
 
-@njit(cache=True)
-def _row_tasks(source, weights, target, geometry, first, last, chunks, scale, shift, floor,
-               rest, vflat, rflat):
-    """Tasks ``first:last`` of the rows strategy: ``(n, output row, channel chunk)``, the
-    chunk fastest."""
-    height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
-    all_blocks = channels // LANES
-    # Output columns whose whole window lies inside the image: [col_lo, col_hi).
-    col_lo = min(ow, (left + sw - 1) // sw)
-    last_start = width - 1 - (kw - 1) * dw + left
-    col_hi = max(col_lo, min(ow, last_start // sw + 1 if last_start >= 0 else 0))
-    for task in range(first, last):
-        chunk = task % chunks
-        n = task // chunks // oh
-        i = task // chunks % oh
-        c_lo = chunk * all_blocks // chunks * LANES
-        c_hi = channels if chunk == chunks - 1 else (chunk + 1) * all_blocks // chunks * LANES
-        blocks = (c_hi - c_lo) // LANES
-        _row_blocks(source, weights, target, geometry, n, i, c_lo, blocks, col_lo, col_hi,
-                    scale, shift, floor, rest, vflat, rflat)
-        if c_lo + blocks * LANES < c_hi:
-            _row_scalar(source, weights, target, geometry, n, i, c_lo + blocks * LANES, c_hi,
-                        scale, shift, floor, rest, vflat, rflat)
-
-
 def plane_shape(geometry) -> tuple:
     """``(rows, columns)`` of the zero-padded plane the planes strategy copies a channel
     block into: exactly the input rows/columns (padding included) the outputs read.
@@ -297,74 +272,58 @@ def plane_shape(geometry) -> tuple:
 
 
 @njit(cache=True)
-def _plane_tasks(source, weights, target, geometry, first, last, group, scale, shift, floor,
-                 rest, vflat, rflat):
-    """Tasks ``first:last`` of the planes strategy: ``(n, group of channel blocks)`` for the
-    whole blocks, then one ``(n, output row)`` task per row for the channels past them.
-    A task copies its ``group`` blocks into as many zero-padded planes (one pass over the
-    input pixels, ``group * 16`` contiguous channels each), then runs every output row of
-    each plane."""
+def _plane_group(source, weights, target, geometry, planes, n, first_block, count, scale,
+                 shift, floor, rest, vflat, rflat):
+    """One planes task: channel blocks ``first_block:first_block + count`` of image ``n``
+    copied into as many zero-padded planes (one pass over the input pixels, ``count * 16``
+    contiguous channels each; the planes' padding is already zero), then every output row
+    of each plane as one run."""
     height, width, channels, oh, ow, kh, kw, sh, sw, dh, dw, top, left = geometry
     c = channels
-    blocks = c // LANES
-    groups = (blocks + group - 1) // group
     span_h = (oh - 1) * sh + (kh - 1) * dh + 1
     span_w = (ow - 1) * sw + (kw - 1) * dw + 1
     rows = max(min(height, span_h - top), 0)
     cols = max(min(width, span_w - left), 0)
     line = span_w * LANES
     size = span_h * line
-    # The planes' padding is zeroed once; each task rewrites only the image part.
-    planes = _aligned_zeros(group * size, target)
-    group_tasks = target.shape[0] // (oh * ow * c) * groups
-    for task in range(first, last):
-        if task >= group_tasks:
-            # The channels past the whole blocks, one output row per task.
-            row = task - group_tasks
-            _row_scalar(source, weights, target, geometry, row // oh, row % oh,
-                        blocks * LANES, c, scale, shift, floor, rest, vflat, rflat)
-            continue
-        n = task // groups
-        first_block = task % groups * group
-        count = min(group, blocks - first_block)
-        for y in range(rows):
-            into = ((y + top) * span_w + left) * LANES
-            start = ((n * height + y) * width) * c + first_block * LANES
-            for xx in range(cols):
-                row_copy(planes, into + xx * LANES, size, source, start + xx * c, LANES, count)
-        for g in range(count):
-            ch = (first_block + g) * LANES
-            base = g * size
-            e1, e2 = dw * LANES, 2 * dw * LANES
-            for i in range(oh):
-                out_at = (n * oh + i) * ow * c + ch
-                r0 = base + i * sh * line
-                if kh == 3 and kw == 3:
-                    r1, r2 = r0 + dh * line, r0 + 2 * dh * line
-                    row_dot(target, out_at, c, planes,
-                            (r0, r0 + e1, r0 + e2, r1, r1 + e1, r1 + e2, r2, r2 + e1, r2 + e2),
-                            sw * LANES, weights,
-                            (ch, c + ch, 2 * c + ch, 3 * c + ch, 4 * c + ch, 5 * c + ch,
-                             6 * c + ch, 7 * c + ch, 8 * c + ch), ow, scale, shift, ch,
-                            floor, 511)
+    for y in range(rows):
+        into = ((y + top) * span_w + left) * LANES
+        start = ((n * height + y) * width) * c + first_block * LANES
+        for xx in range(cols):
+            row_copy(planes, into + xx * LANES, size, source, start + xx * c, LANES, count)
+    e1, e2 = dw * LANES, 2 * dw * LANES
+    for g in range(count):
+        ch = (first_block + g) * LANES
+        base = g * size
+        for i in range(oh):
+            out_at = (n * oh + i) * ow * c + ch
+            r0 = base + i * sh * line
+            if kh == 3 and kw == 3:
+                r1, r2 = r0 + dh * line, r0 + 2 * dh * line
+                row_dot(target, out_at, c, planes,
+                        (r0, r0 + e1, r0 + e2, r1, r1 + e1, r1 + e2, r2, r2 + e1, r2 + e2),
+                        sw * LANES, weights,
+                        (ch, c + ch, 2 * c + ch, 3 * c + ch, 4 * c + ch, 5 * c + ch,
+                         6 * c + ch, 7 * c + ch, 8 * c + ch), ow, scale, shift, ch, floor,
+                        511)
+            else:
+                row_fill(target, out_at, c, 0.0, ow)
+                for b in range(kh):
+                    for e in range(kw):
+                        row_fma(target, out_at, c, planes,
+                                r0 + b * dh * line + e * dw * LANES, sw * LANES, weights,
+                                (b * kw + e) * c + ch, ow)
+                row_affine(target, out_at, c, scale, shift, ch, floor, ow)
+            for s in range(rest.shape[0]):
+                kind = rest[s]
+                if kind == ADD:
+                    row_add_into(target, out_at, c, vflat, s * c + ch, 0, ow)
+                elif kind == MUL:
+                    row_mul_into(target, out_at, c, vflat, s * c + ch, 0, ow)
+                elif kind == RESIDUAL:
+                    row_add_into(target, out_at, c, rflat, out_at, c, ow)
                 else:
-                    row_fill(target, out_at, c, 0.0, ow)
-                    for b in range(kh):
-                        for e in range(kw):
-                            row_fma(target, out_at, c, planes,
-                                    r0 + b * dh * line + e * dw * LANES, sw * LANES, weights,
-                                    (b * kw + e) * c + ch, ow)
-                    row_affine(target, out_at, c, scale, shift, ch, floor, ow)
-                for s in range(rest.shape[0]):
-                    kind = rest[s]
-                    if kind == ADD:
-                        row_add_into(target, out_at, c, vflat, s * c + ch, 0, ow)
-                    elif kind == MUL:
-                        row_mul_into(target, out_at, c, vflat, s * c + ch, 0, ow)
-                    elif kind == RESIDUAL:
-                        row_add_into(target, out_at, c, rflat, out_at, c, ow)
-                    else:
-                        row_affine(target, out_at, c, scale, shift, ch, 0.0, ow)
+                    row_affine(target, out_at, c, scale, shift, ch, 0.0, ow)
 
 
 @njit(cache=True)
@@ -380,12 +339,42 @@ def _run(x, w, out, kinds, vectors, residual, params, first, last, split, planes
     scale, shift, floor, rest = _compose(kinds, vectors, channels)
     source, target = x.reshape(-1), out.reshape(-1)
     weights, vflat, rflat = w.reshape(-1), vectors.reshape(-1), residual.reshape(-1)
+    blocks = channels // LANES
     if planes:
-        _plane_tasks(source, weights, target, geometry, first, last, split, scale, shift,
-                     floor, rest, vflat, rflat)
-    else:
-        _row_tasks(source, weights, target, geometry, first, last, split, scale, shift,
-                   floor, rest, vflat, rflat)
+        # Tasks (n, group of `split` blocks), then one per output row for the channels
+        # past the whole blocks. The planes' padding is zeroed once per call.
+        groups = (blocks + split - 1) // split
+        span_h = (oh - 1) * sh + (kh - 1) * dh + 1
+        span_w = (ow - 1) * sw + (kw - 1) * dw + 1
+        planes_ = _aligned_zeros(split * span_h * span_w * LANES, target)
+        for task in range(first, last):
+            if task < batch * groups:
+                first_block = task % groups * split
+                _plane_group(source, weights, target, geometry, planes_, task // groups,
+                             first_block, min(split, blocks - first_block), scale, shift,
+                             floor, rest, vflat, rflat)
+            else:
+                row = task - batch * groups
+                _row_scalar(source, weights, target, geometry, row // oh, row % oh,
+                            blocks * LANES, channels, scale, shift, floor, rest, vflat,
+                            rflat)
+        return
+    # Tasks (n, output row, channel chunk), the chunk fastest (`split` chunks).
+    col_lo = min(ow, (left + sw - 1) // sw)
+    last_start = width - 1 - (kw - 1) * dw + left
+    col_hi = max(col_lo, min(ow, last_start // sw + 1 if last_start >= 0 else 0))
+    for task in range(first, last):
+        chunk = task % split
+        n = task // split // oh
+        i = task // split % oh
+        c_lo = chunk * blocks // split * LANES
+        c_hi = channels if chunk == split - 1 else (chunk + 1) * blocks // split * LANES
+        whole = (c_hi - c_lo) // LANES
+        _row_blocks(source, weights, target, geometry, n, i, c_lo, whole, col_lo, col_hi,
+                    scale, shift, floor, rest, vflat, rflat)
+        if c_lo + whole * LANES < c_hi:
+            _row_scalar(source, weights, target, geometry, n, i, c_lo + whole * LANES, c_hi,
+                        scale, shift, floor, rest, vflat, rflat)
 
 
 @njit(cache=True, parallel=True)
