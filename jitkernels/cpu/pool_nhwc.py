@@ -293,14 +293,17 @@ def pool_ndhwc_blocked(x, out, pool, strides, dilation, pads, after, is_max, inc
               int(pads[0]), int(pads[1]), int(pads[2]), int(after[0]), int(after[1]),
               int(after[2]))
     rows = out.shape[0] * out.shape[1] * out.shape[2]
-    chunks = max(1, min(max(1, x.shape[4] // LANES), -(-MIN_TASKS // max(rows, 1))))
+    if spans is None:
+        spans = use_spans(out.shape[3], x.shape[4])
+    # Channel chunks only along rows (long runs along the channels keep the prefetchers busy).
+    chunks = 1
+    if not spans:
+        chunks = max(1, min(max(1, x.shape[4] // LANES), -(-MIN_TASKS // max(rows, 1))))
     tasks = rows * chunks
     if out.size * window[0] * window[1] * window[2] < SERIAL_MAX_WORK or tasks < 2:
         threads = 1
     elif threads is None:
         threads = get_num_threads()
-    if spans is None:
-        spans = use_spans(out.shape[3], x.shape[4] // chunks)
     if threads <= 1:
         _tasks(x, out, window, 0, tasks, chunks, bool(is_max), bool(include_pad), bool(spans))
     else:
@@ -310,11 +313,12 @@ def pool_ndhwc_blocked(x, out, pool, strides, dilation, pads, after, is_max, inc
 
 def use_spans(width: int, channels: int) -> bool:
     """The cost rule between the two forms of a 2x2/3x3 window: along each pixel's channels
-    when a task's channel blocks are at least :data:`SPAN_MIN_RATIO` times its output row's
-    pixels, else along the row per block.
+    (one task per output row, whole channel vectors) when the channel blocks are at least
+    :data:`SPAN_MIN_RATIO` times the output row's pixels, else along the row per block
+    (tasks split into channel chunks when there are few rows).
 
     Args:
         width: output pixels per row ``OW``.
-        channels: the channels one task covers.
+        channels: the channels ``C``.
     """
     return channels // LANES >= SPAN_MIN_RATIO * width
