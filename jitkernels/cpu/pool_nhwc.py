@@ -3,15 +3,18 @@
 Strategy (issue #17: the NHWC max pools of SqueezeNet, ResNet, DenseNet and Inception ran at
 1.4-3x, the stride-1 average pools of Inception at 4-5x, the time of a copy of their bytes):
 
-* **Vector blocks along the row.** One task per ``(n, output depth, output row, channel
-  chunk)``. Channels go in blocks of 16 (:data:`~jitkernels.cpu.simd.LANES`); a 2x2 or 3x3
-  window (one depth tap) is reduced in registers by
-  :func:`~jitkernels.cpu.simd.row_max` / :func:`~jitkernels.cpu.simd.row_sum` along a run of
-  output pixels: per pixel and block, one vector load per tap and one store. The row's
-  interior pixels (whole window inside the image) are one run; border pixels are runs of one
-  whose taps outside the image are masked off (they read a block of -inf for max, zeros for
-  average), so no element is bounds-checked. The old kernel's per-pixel channel loops
-  (``for k in range(C)``, max by compare-and-select) were left scalar by LLVM.
+* **Vector blocks.** Channels go in blocks of 16 (:data:`~jitkernels.cpu.simd.LANES`); a
+  2x2 or 3x3 window (one depth tap) is reduced in registers by
+  :func:`~jitkernels.cpu.simd.row_max` / :func:`~jitkernels.cpu.simd.row_sum` along a run:
+  per pixel and block, one vector load per tap and one store. A tap outside the image is
+  masked (average: it counts as zero) or replaced by an inside tap of the same window (max:
+  the result is unchanged), so no element is bounds-checked. The old kernel's per-pixel
+  channel loops (``for k in range(C)``, max by compare-and-select) were left scalar by LLVM.
+* **Two forms** (:func:`use_spans`): *along the row*, one task per ``(n, output depth,
+  output row, channel chunk)``, per block the row's interior pixels (whole window inside the
+  image) as one run and the border pixels as runs of one; *along the channels*, one task per
+  output row, per pixel one run over its channel blocks (rows of few pixels and many
+  channels: Inception's 17x17x768 and 8x8x1280).
 * **Other windows** (any size, dilation, depth) go tap by tap: each tap is one
   :func:`~jitkernels.cpu.simd.row_max_into` / :func:`~jitkernels.cpu.simd.row_add_into`
   over the run of output pixels whose input column is inside the image.
