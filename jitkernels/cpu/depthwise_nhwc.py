@@ -16,12 +16,14 @@ copy of their bytes):
 
   - *rows*: one task per ``(n, output row, channel chunk)`` reading the NHWC input in
     place. The row's interior pixels (whole window inside the image) are one run per
-    block; the border pixels are runs of one whose taps outside the image are masked (they
-    read a zero block), so no element is bounds-checked. Channels are cut into chunks only
-    when there are too few rows for every thread to get several tasks.
-  - *planes*: one task per ``(n, channel block)``: the block is first copied into a
-    zero-padded ``(rows, columns, 16)`` plane (64-byte aligned), then every output row is
-    one run over the plane. With 512 or 1024 channels a pixel is 2-4 KiB, so the nine taps
+    block; the border pixels are runs of one whose taps outside the image are masked
+    (counted as zeros, their loads moved to an inside tap), so no element is
+    bounds-checked. Channels are cut into chunks only when there are too few rows for
+    every thread to get several tasks.
+  - *planes*: one task per image and group of up to :data:`PLANE_GROUP` channel blocks:
+    the blocks are first copied into zero-padded ``(rows, columns, 16)`` planes (64-byte
+    aligned; 64 contiguous channels read per pixel), then every output row is one run over
+    a plane. With 512 or 1024 channels a pixel is 2-4 KiB, so the nine taps
     of a block read lines 2-4 KiB apart that share one L1 set (eight ways): reading them
     in place thrashes L1, the plane does not, and its padding removes the border cases.
 * **Epilogue in registers.** A fused epilogue (:mod:`jitkernels.cpu.epilogue`) that is a
