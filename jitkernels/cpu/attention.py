@@ -35,6 +35,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .packed_gemm import _block
+
 __all__ = ["attention", "KEY_BLOCK", "MODES"]
 
 KEY_BLOCK = 256
@@ -96,7 +98,40 @@ def _exp_row(row, width, shift, bits, fast):
     return total
 
 
-def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast):
+@njit(cache=True)
+def _packed_scores(queries, kpack, first_block, width, scores, scratch):
+    """``scores[:, :width] = queries @ keys[k0:k0 + width].T`` from the key head packed as
+    64-key column blocks (``kpack[jb, d, c] = key[64 jb + c, d]``), block ``first_block``
+    holding key ``k0``: the packed GEMM's micro-kernel (:mod:`jitkernels.cpu.packed_gemm`)."""
+    rows, depth = queries.shape
+    for jb in range((width + 63) // 64):
+        j0 = jb * 64
+        count_j = min(64, width - j0)
+        for i0 in range(0, rows, 6):
+            count = min(6, rows - i0)
+            _block(scratch, queries, kpack, i0, first_block + jb, depth, depth, count)
+            for r in range(count):
+                for c in range(count_j):
+                    scores[i0 + r, j0 + c] = scratch[r, c]
+
+
+@njit(cache=True)
+def _packed_accumulate(scores, panel, width, acc, e0, scratch):
+    """``acc[:, e0:e0 + 64] += scores[:, :width] @ panel[:width]`` for a ``(width, 64)``
+    value panel whose rows are 64 contiguous floats (a 64-column block of the packed value
+    head, or the value head itself when it is 64 wide and contiguous)."""
+    rows = scores.shape[0]
+    lda = scores.shape[1]
+    count_e = min(64, acc.shape[1] - e0)
+    for i0 in range(0, rows, 6):
+        count = min(6, rows - i0)
+        _block(scratch, scores, panel, i0, 0, width, lda, count)
+        for r in range(count):
+            for c in range(count_e):
+                acc[i0 + r, e0 + c] += scratch[r, c]
+
+
+def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed):
     batch, heads, seq_q, depth = q.shape
     heads_kv = kt.shape[1]
     seq_k = kt.shape[3]
@@ -106,14 +141,37 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
         b = task // heads
         h = task % heads
         hk = h // group
-        keys = np.empty((seq_k, depth), q.dtype)
-        for j in range(seq_k):              # d innermost: adjacent in (B, S, H, D) and
-            for d in range(depth):          # (B, H, S, D) keys alike
-                keys[j, d] = kt[b, hk, d, j]
-        values = np.empty((seq_k, depth_v), q.dtype)
-        for j in range(seq_k):
-            for e in range(depth_v):
-                values[j, e] = v[b, hk, j, e]
+        if packed:
+            # float32 on AVX-512: both products on the packed GEMM's micro-kernel, the key
+            # head packed transposed into 64-key blocks, the value head into 64-column
+            # blocks (zero padding); no BLAS call or result allocation per block
+            kblocks = (seq_k + 63) // 64
+            keys = np.zeros((kblocks, depth, 64), q.dtype)
+            for j in range(seq_k):
+                for d in range(depth):
+                    keys[j // 64, d, j % 64] = kt[b, hk, d, j]
+            # a 64-wide value head with contiguous rows is read where it is
+            direct = depth_v == 64 and v.strides[3] == v.itemsize and \
+                v.strides[2] == 64 * v.itemsize
+            if direct:
+                values = np.zeros((1, 1, 64), q.dtype)
+            else:
+                values = np.zeros(((depth_v + 63) // 64, seq_k, 64), q.dtype)
+                for j in range(seq_k):
+                    for e in range(depth_v):
+                        values[e // 64, j, e % 64] = v[b, hk, j, e]
+            scratch = np.empty((6, 64), q.dtype)
+        else:
+            keys = np.empty((1, seq_k, depth), q.dtype)
+            for j in range(seq_k):          # d innermost: adjacent in (B, S, H, D) and
+                for d in range(depth):      # (B, H, S, D) keys alike
+                    keys[0, j, d] = kt[b, hk, d, j]
+            values = np.empty((1, seq_k, depth_v), q.dtype)
+            for j in range(seq_k):
+                for e in range(depth_v):
+                    values[0, j, e] = v[b, hk, j, e]
+            scratch = np.empty((1, 1), q.dtype)
+            direct = False
         for q0 in range(0, seq_q, QUERY_BLOCK):
             rows = min(QUERY_BLOCK, seq_q - q0)
             queries = np.empty((rows, depth), q.dtype)
@@ -127,9 +185,15 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
             limit = seq_k
             if causal:
                 limit = min(seq_k, max(q0 + rows + offset, 0))
+            if packed:
+                block_scores = np.empty((rows, KEY_BLOCK), q.dtype)
             for k0 in range(0, limit, KEY_BLOCK):
                 width = min(KEY_BLOCK, limit - k0)
-                scores = np.dot(queries, keys[k0:k0 + width].T)
+                if packed:
+                    _packed_scores(queries, keys, k0 // 64, width, block_scores, scratch)
+                    scores = block_scores
+                else:
+                    scores = np.dot(queries, keys[0, k0:k0 + width].T)
                 for r in range(rows):
                     i = q0 + r
                     if mode == 1:
@@ -158,7 +222,15 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                                 acc[r, e] *= correction
                         running[r] = block_max
                     total[r] += _exp_row(scores[r], width, running[r], bits, fast)
-                acc += np.dot(scores, values[k0:k0 + width])
+                if packed and direct:
+                    _packed_accumulate(scores, v[b, hk, k0:k0 + width], width, acc, 0,
+                                       scratch)
+                elif packed:
+                    for jb in range(values.shape[0]):
+                        _packed_accumulate(scores, values[jb, k0:k0 + width], width, acc,
+                                           jb * 64, scratch)
+                else:
+                    acc += np.dot(scores, values[0, k0:k0 + width])
             for r in range(rows):
                 if total[r] == 0.0:
                     for e in range(depth_v):
@@ -170,6 +242,13 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
 
 
 _KERNELS: dict = {}
+
+
+def _packed_products() -> bool:
+    """Whether float32 attention runs its products on the packed GEMM's micro-kernel
+    (AVX-512, ``IRLIB_PACKED_GEMM`` not off; read per call), else on BLAS."""
+    from .packed_gemm import available
+    return available()
 
 
 def _kernel(dtype, mask_dtype):
@@ -185,7 +264,7 @@ def _kernel(dtype, mask_dtype):
         ro = types.Array(real, 4, "A", readonly=True)
         sig = types.void(ro, ro, ro, types.Array(from_dtype(key[1]), 4, "A", readonly=True),
                          types.Array(real, 4, "A"), real, types.int64, real, types.boolean,
-                         types.int64, types.boolean)
+                         types.int64, types.boolean, types.boolean)
         kernel = njit([sig], cache=True, parallel=True,
                       fastmath={"nsz", "arcp", "contract", "reassoc"})(_attention_body)
         _KERNELS[key] = kernel
@@ -243,8 +322,9 @@ def _prepared(q, kt, v, out, scale: float, mask=None, mode: str = "none", fill: 
         mask = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
     mask = np.broadcast_to(mask, full if code else (1, 1, 1, 1))
     kernel = _kernel(q.dtype, mask.dtype)
+    fast = q.dtype == np.float32
     args = (q, kt, v, mask, out, q.dtype.type(scale), code, q.dtype.type(fill), bool(causal),
-            int(offset), q.dtype == np.float32)
+            int(offset), fast, fast and _packed_products())
     return lambda: kernel(*args)
 
 
