@@ -202,6 +202,12 @@ class FusedKernel:
         # an nn.matmul anchor on n-D data (not transposed): its rows run as one 2-D product
         self._rows_2d = True if (anchor is not None and anchor.op_name == "nn.matmul"
                                  and not anchor.attrs.get("transpose_a")) else None
+        # a dense/matmul anchor's packed-kernel call, prepared once per set of arrays
+        self._product = None
+        if anchor is not None and not anchor.is_reference and len(anchor.operands) == 2 \
+                and all(isinstance(o, int) for o in anchor.operands):
+            from .prepared_product import prepared_product
+            self._product = prepared_product(anchor.op_name, anchor.attrs)
         self._local = threading.local()
 
     def _anchor_for(self, sizes: tuple) -> tuple:
@@ -242,6 +248,8 @@ class FusedKernel:
         values = [arrays[o] if isinstance(o, int) else o for o in operands]
         if self._into is not None and shape is not None:
             buffer = self._buffer(shape)
+            if self._product is not None and self._product.run(values[0], values[1], buffer):
+                return buffer
             rows = self._rows_2d
             if rows is not None and values[0].ndim > 2 and values[0].flags.c_contiguous:
                 # (B, S, K) @ (K, N): the rows as one 2-D product into the buffer's 2-D view

@@ -35,8 +35,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["available", "try_product", "packed_weight", "pack", "BLOCK_COLUMNS", "MAX_ROWS",
-           "MIN_WORK", "PARALLEL_MIN_WORK", "ENV_SWITCH"]
+__all__ = ["available", "try_product", "prepare", "packed_weight", "pack", "BLOCK_COLUMNS",
+           "MAX_ROWS", "MIN_WORK", "PARALLEL_MIN_WORK", "ENV_SWITCH"]
 
 BLOCK_COLUMNS = 64
 """Columns of one micro-kernel block (four 16-lane float32 vectors)."""
@@ -260,6 +260,32 @@ def _threads() -> int:
     return config.NUMBA_NUM_THREADS
 
 
+def _plan(a, b, transposed: bool, out):
+    """``(driver, a, packed)`` running ``out = a @ b`` on the packed path, or None where the
+    cost rule says no (see the module docstring); ``a`` possibly a contiguous copy."""
+    if a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or a.dtype != np.float32 \
+            or out.dtype != np.float32 or b.flags.writeable or not out.flags.c_contiguous \
+            or not out.flags.writeable:
+        return None
+    rows, depth = a.shape
+    units = out.shape[1]
+    work = rows * depth * units
+    if rows > MAX_ROWS or out.shape[0] != rows or work < MIN_WORK or not available():
+        return None
+    if (b.shape[1] if transposed else b.shape[0]) != depth or \
+            (b.shape[0] if transposed else b.shape[1]) != units:
+        return None
+    packed = packed_weight(b, transposed)
+    if packed is None:
+        return None
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    if np.may_share_memory(a, out):
+        return None
+    driver = _gemm_parallel if work >= PARALLEL_MIN_WORK and _threads() > 1 else _gemm_serial
+    return driver, a, packed
+
+
 def try_product(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray) -> bool:
     """``out = a @ b`` (``b.T`` when ``transposed``) on the packed path; False, ``out``
     untouched, where it does not apply (see the module docstring's cost rule).
@@ -270,27 +296,26 @@ def try_product(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray)
         transposed: whether ``b`` is stored ``(N, K)``.
         out: float32 ``(M, N)``, C-contiguous, writable.
     """
-    if a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or a.dtype != np.float32 \
-            or out.dtype != np.float32 or b.flags.writeable or not out.flags.c_contiguous \
-            or not out.flags.writeable:
+    plan = _plan(a, b, transposed, out)
+    if plan is None:
         return False
-    rows, depth = a.shape
-    units = out.shape[1]
-    work = rows * depth * units
-    if rows > MAX_ROWS or out.shape[0] != rows or work < MIN_WORK or not available():
-        return False
-    if (b.shape[1] if transposed else b.shape[0]) != depth or \
-            (b.shape[0] if transposed else b.shape[1]) != units:
-        return False
-    packed = packed_weight(b, transposed)
-    if packed is None:
-        return False
-    if not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
-    if np.may_share_memory(a, out):
-        return False
-    if work >= PARALLEL_MIN_WORK and _threads() > 1:
-        _gemm_parallel(a, packed, out)
-    else:
-        _gemm_serial(a, packed, out)
+    driver, a, packed = plan
+    driver(a, packed, out)
     return True
+
+
+def prepare(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray):
+    """A callable computing ``out = a @ b`` on the packed path for these very arrays (the
+    checks and the weight's packing done now, once), or None where :func:`try_product`
+    would decline. ``a`` must be C-contiguous (the callable reads its current contents).
+
+    Args:
+        a, b, transposed, out: as :func:`try_product`.
+    """
+    if not a.flags.c_contiguous:
+        return None
+    plan = _plan(a, b, transposed, out)
+    if plan is None:
+        return None
+    driver, a, packed = plan
+    return lambda: driver(a, packed, out)
