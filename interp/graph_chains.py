@@ -6,7 +6,8 @@ checks and unboxing, against ~0.2-1 us of arithmetic), so a small model such as
 silero-vad's (an 8-step LSTM: ~50 nodes on vectors of 64-256 floats) is dominated by it.
 :func:`chain_calls` replaces every run of at least :data:`CHAIN_MIN_CALLS` consecutive calls
 of generated kernels whose arrays all hold at most :data:`CHAIN_MAX_ELEMENTS` elements by
-one call of a generated chain function taking the run's distinct arrays as one tuple.
+one call of a generated chain function taking the run's distinct arrays as one tuple
+(at most :data:`CHAIN_MAX_CALLS` calls per chain).
 
 Cost rule: a chain is compiled once per distinct run (numba, a fraction of a second to a
 few seconds for ~50 kernels; cached on disk like the kernels), so the runtime chains a
@@ -21,10 +22,18 @@ import os
 
 import numpy as np
 
-__all__ = ["chain_calls", "enabled", "CHAIN_MIN_CALLS", "CHAIN_MAX_ELEMENTS", "ENV_SWITCH"]
+__all__ = ["chain_calls", "enabled", "CHAIN_MIN_CALLS", "CHAIN_MAX_CALLS", "CHAIN_MAX_ELEMENTS",
+           "ENV_SWITCH"]
 
 CHAIN_MIN_CALLS = 3
 """Fewest consecutive chainable calls worth a chain."""
+
+CHAIN_MAX_CALLS = 64
+"""Most calls in one chain (a longer run becomes several chains): numba compiles a chain
+as one function, in time that grows with its length (~4 s for 50 small kernels on the
+2-core dev machine, once: cached on disk), so an unrolled 1000-step recurrence must not
+become one function. Chains of a periodic graph repeat (the slots are numbered within each
+chain), so its distinct chain sources stay few."""
 
 CHAIN_MAX_ELEMENTS = 16384
 """Largest array (elements) a chained call may touch: above it a kernel's work is tens of
@@ -117,5 +126,7 @@ def chain_calls(calls: list) -> list:
             result.append((fn, args))
         else:
             run.append((fn, args, digest))
+            if len(run) == CHAIN_MAX_CALLS:
+                flush()
     flush()
     return result if changed else calls

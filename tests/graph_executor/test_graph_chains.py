@@ -119,3 +119,18 @@ def test_chain_source_names_kernels_by_digest():
     source = chain_source(["abc", "def", "abc"], [(0, 1), (1, 2), (2, 3)])
     assert source.count('generated_kernel("abc")') == 1
     assert "    k0(t[0], t[1])\n    k1(t[1], t[2])\n    k0(t[2], t[3])\n" in source
+
+
+def test_a_long_run_becomes_several_chains(monkeypatch):
+    monkeypatch.setattr(graph_chains, "CHAIN_MAX_CALLS", 4)
+    ops = ["tanh", "negative", "exp", "sigmoid", "tanh", "negative", "tanh", "exp", "negative"]
+    mod, oracle = _chain_program((3,), ops)
+    runtime = _executor(mod).runtime
+    value = np.array([-0.5, 0.1, 0.7], "float32")
+    runtime.set_input(0, value)
+    runtime.run()
+    runtime.run()
+    # 10 calls: chains of 4, 4, then 2 left as separate calls (fewer than CHAIN_MIN_CALLS)
+    assert len(runtime.calls) == 10 and len(runtime._chained) == 4
+    np.testing.assert_allclose(runtime.entries[runtime.output_entry(0)], oracle(value),
+                               rtol=1e-5)
