@@ -345,7 +345,7 @@ def _own_product(a, b, out, accumulate: bool) -> bool:
         b = np.broadcast_to(b, batch + b.shape[-2:])
     alive = []
     _POLICY.run(_own_tasks(a, b, out, 1.0 if accumulate else 0.0, alive),
-                out.size * a.shape[-1])
+                out.size * a.shape[-1], (out.shape, a.shape[-1]))
     return True
 
 
@@ -378,7 +378,7 @@ def _plain_2d(a, b, out) -> bool:
         trans_b, ldb = _TRANS, inner
     _POLICY.run([(function, (_ROW_MAJOR, _NO_TRANS, trans_b, rows, cols, inner, 1.0,
                               _address(a), inner, _address(b), ldb, 0.0, _address(out),
-                              cols))], rows * inner * cols)
+                              cols))], rows * inner * cols, (rows, cols, inner))
     return True
 
 

@@ -13,12 +13,17 @@ cores, every block of every product waits until the descheduled thread runs agai
 average ~9, a ``(64, 576) @ (576, 3136)`` product took 95-190 ms on two threads and 17 ms on
 one). :class:`AdaptiveThreads` therefore times every product of at least
 :data:`JUDGED_MIN_WORK` multiply-adds run on several threads and calls it *stalled* when it
-took longer than :data:`STALL_FACTOR` times what one thread needs for that work (one
-thread's rate is measured: :meth:`AdaptiveThreads.calibrate`, then kept up to date by the
-products that run on one thread). After a stall the next products run on one thread (1,
-2, 4, ... up to :data:`MAX_SERIAL_CALLS` of them, doubling while the stalls go on); then
-several threads are tried again, and each product on several threads that does not stall
-halves the back-off. On an idle machine nothing stalls and every product gets every thread.
+took longer than what one thread needs for that work (one thread's rate is measured:
+:meth:`AdaptiveThreads.calibrate`, then kept up to date by the products that run on one
+thread) *and* longer than :data:`SPIKE_FACTOR` times the fastest run of the same product
+shape on several threads (a product seen for the first time: :data:`FIRST_FACTOR` times one
+thread's time). Comparing a shape with itself matters: skinny products (8-16 columns, a
+depth of 16) run well below the calibrated rate on any thread count, and a rule against the
+rate alone called them stalls on an idle machine, 2-4 per inference. After a stall the next
+products run on one thread (1, 2, 4, ... up to :data:`MAX_SERIAL_CALLS` of them, doubling
+while the stalls go on); then several threads are tried again, and each product on several
+threads that does not stall halves the back-off. On an idle machine nothing stalls and
+every product gets every thread.
 """
 
 from __future__ import annotations
@@ -27,14 +32,23 @@ import time
 
 import numpy as np
 
-__all__ = ["AdaptiveThreads", "JUDGED_MIN_WORK", "MAX_SERIAL_CALLS", "STALL_FACTOR"]
+__all__ = ["AdaptiveThreads", "FIRST_FACTOR", "JUDGED_MIN_WORK", "MAX_SERIAL_CALLS",
+           "SPIKE_FACTOR"]
 
 MAX_SERIAL_CALLS = 64
 """Longest run of one-thread products after stalls before several threads are tried again."""
 
-STALL_FACTOR = 1.5
-"""A product on several threads stalled when it took this many times one thread's time or
-more (slack for shapes that run below the calibrated rate: a stall costs 5-10x)."""
+SPIKE_FACTOR = 3.0
+"""A product on several threads stalled when it took this many times the fastest run of its
+shape on several threads (and longer than one thread would): a spin-wait stall costs 5-10x,
+an idle machine's spread is well under 2x."""
+
+FIRST_FACTOR = 4.0
+"""The same test for a shape not seen yet, against one thread's time at the calibrated rate
+(generous: that rate is a square product's, the fastest kind)."""
+
+MAX_SHAPES = 4096
+"""Product shapes whose fastest time is remembered (the table is cleared when full)."""
 
 JUDGED_MIN_WORK = 1 << 20
 """Smallest product (multiply-adds) whose time decides stalls: shorter ones are too noisy."""
@@ -62,6 +76,7 @@ class AdaptiveThreads:
         self.backoff = 1            # one-thread products after the next stall
         self.stalls = 0             # stalls seen (for tests and reports)
         self.serial_rate = 0.0      # best recent multiply-adds per second on one thread
+        self.fastest: dict = {}     # shape key -> fastest seconds on several threads
 
     def _use(self, count: int) -> None:
         if count != self._current:
@@ -89,13 +104,15 @@ class AdaptiveThreads:
         self._gemm = None
         return self.serial_rate
 
-    def run(self, tasks, work: float) -> None:
+    def run(self, tasks, work: float, key=None) -> None:
         """Run ``function(*args)`` for each ``(function, args)`` of ``tasks``, in order, on
         the chosen thread count.
 
         Args:
             tasks: BLAS calls of the library whose threads this object sets.
             work: their multiply-adds, all together.
+            key: what identifies the product's shape (hashable; default ``work``): its
+                runs on several threads are compared with the fastest one of that key.
         """
         if self.threads == 1 or work < JUDGED_MIN_WORK:
             # Too short to judge: run on the current mode's count (OpenBLAS itself keeps
@@ -116,7 +133,19 @@ class AdaptiveThreads:
             if self.serial_left:
                 self.serial_left -= 1
             self.serial_rate = max(self.serial_rate * 0.98, work / elapsed)
-        elif elapsed * self.serial_rate > STALL_FACTOR * work:
+            return
+        key = work if key is None else key
+        fastest = self.fastest.get(key)
+        one_thread = work / self.serial_rate
+        if fastest is None:
+            stalled = elapsed > FIRST_FACTOR * one_thread
+        else:
+            stalled = elapsed > SPIKE_FACTOR * fastest and elapsed > one_thread
+        if not stalled and (fastest is None or elapsed < fastest):
+            if len(self.fastest) >= MAX_SHAPES:
+                self.fastest.clear()
+            self.fastest[key] = elapsed
+        if stalled:
             self.stalls += 1
             self.serial_left = self.backoff
             self.backoff = min(2 * self.backoff, MAX_SERIAL_CALLS)

@@ -200,6 +200,18 @@ class OwnBlas:
         return int(self._get_threads())
 
 
+THREAD_TIMEOUT = 4
+"""``OPENBLAS_THREAD_TIMEOUT`` irlib's copy is loaded with (unless the variable is set): its
+idle threads spin ``2**value`` cycles, then sleep until the next product (OpenBLAS's
+default, 28, is about 0.1 s). A thread spinning after a product holds a core that the
+numba ``prange`` loop running next (an epilogue, a pool, a depthwise layer) waits for: on
+the loaded dev machine (load ~7) 300 pairs of a ``(196, 512) @ (512, 512)`` product and a
+``prange`` reduction took 0.76-0.88 s of CPU and 2.2-2.6 s of wall time at 4, against
+0.86-0.99 s and 2.6-3.0 s at 28; on the idle machine resnet50, mobilenet and densenet121
+ran within the noise of each other either way (50.8 / 11.0-11.3 / 33.6-35.1 ms at 4,
+50.9 / 11.0 / 35.1-35.4 ms at 28)."""
+
+
 def _set_env(name: str, value):
     """Set (or, with None, remove) an environment variable; return its previous value."""
     old = os.environ.get(name)
@@ -231,6 +243,9 @@ def load(coretype: str) -> OwnBlas | None:
     import numpy  # noqa: F401  (numpy's BLAS is loaded first, with the environment untouched)
     old_core = _set_env("OPENBLAS_CORETYPE", coretype)
     old_threads = _set_env("OPENBLAS_NUM_THREADS", "1")
+    old_timeout = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+    if old_timeout is None:
+        _set_env("OPENBLAS_THREAD_TIMEOUT", str(THREAD_TIMEOUT))
     try:
         lib = ctypes.CDLL(path)
         blas = OwnBlas(lib, path, coretype)
@@ -239,6 +254,7 @@ def load(coretype: str) -> OwnBlas | None:
     finally:
         _set_env("OPENBLAS_CORETYPE", old_core)
         _set_env("OPENBLAS_NUM_THREADS", old_threads)
+        _set_env("OPENBLAS_THREAD_TIMEOUT", old_timeout)
     blas.set_num_threads(1)
     if blas.corename.lower() != coretype.lower():
         warnings.warn(f"{ENV_CORETYPE}/CPU flags asked irlib's OpenBLAS for core type "

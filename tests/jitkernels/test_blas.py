@@ -305,23 +305,41 @@ def test_adaptive_threads_keep_every_thread_while_nothing_stalls():
 
 
 def test_adaptive_threads_back_off_to_one_thread_after_a_stall_and_return():
-    """A product slower than STALL_FACTOR x one thread's time is a stall: the next products
-    run on one thread (1, then 2 after a second stall), then every thread again."""
+    """A product over SPIKE_FACTOR x its shape's fastest run on several threads (and slower
+    than one thread) is a stall: the next products run on one thread (1, then 2 after a
+    second stall), then every thread again."""
     target = _Recorder()
     policy = AdaptiveThreads(2, target.set_threads)
     policy.serial_rate = 1e7                           # 2e6 multiply-adds: 0.2 s
-    slow = 0.2 * blas_threads.STALL_FACTOR * 1.3       # over the stall limit
-    policy.run([target.task(slow)], work=2e6)
-    assert policy.stalls == 1 and policy.serial_left == 1 and target.ran == [2]
-    policy.run([target.task(0.0)], work=2e6)            # the one serial product
+    policy.run([target.task(0.0)], work=2e6, key="shape")      # the shape's fastest run
+    slow = 0.25                                        # > one thread, >> the fastest
+    policy.run([target.task(slow)], work=2e6, key="shape")
+    assert policy.stalls == 1 and policy.serial_left == 1 and target.ran == [2, 2]
+    policy.run([target.task(0.0)], work=2e6, key="shape")      # the one serial product
     assert target.ran[-1] == 1 and policy.serial_left == 0
-    policy.run([target.task(slow)], work=2e6)          # tried on 2 again: stalls again
+    policy.run([target.task(slow)], work=2e6, key="shape")     # on 2 again: stalls again
     assert target.ran[-1] == 2 and policy.stalls == 2 and policy.serial_left == 2
     for _ in range(2):
-        policy.run([target.task(0.0)], work=2e6)
+        policy.run([target.task(0.0)], work=2e6, key="shape")
     assert target.ran[-2:] == [1, 1]
-    policy.run([target.task(0.0)], work=2e6)            # back on 2, no stall: back-off halves
+    policy.run([target.task(0.0)], work=2e6, key="shape")      # back on 2, no stall
     assert target.ran[-1] == 2 and policy.stalls == 2 and policy.backoff == 2
+
+
+def test_adaptive_threads_judge_a_shape_against_itself():
+    """A shape that always runs below the calibrated rate is not a stall (it was 2-4 false
+    stalls per inference on an idle machine when judged against the rate alone); a first
+    run far beyond one thread's time is."""
+    target = _Recorder()
+    policy = AdaptiveThreads(2, target.set_threads)
+    policy.serial_rate = 1e7                           # 2e6 multiply-adds: 0.2 s
+    for _ in range(3):                                 # steady at 1.5x one thread's time
+        policy.run([target.task(0.3)], work=2e6, key="skinny")
+    assert policy.stalls == 0 and target.ran == [2, 2, 2]
+    first_slow = blas_threads.FIRST_FACTOR * 0.02 * 1.25
+    policy.serial_rate = 1e8                           # another shape: 0.02 s on one thread
+    policy.run([target.task(first_slow)], work=2e6, key="new shape")
+    assert policy.stalls == 1 and "new shape" not in policy.fastest
 
 
 def test_adaptive_threads_do_not_judge_short_products():
