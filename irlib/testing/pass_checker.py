@@ -218,9 +218,11 @@ class _Checker:
         raise PassCheckError("\n".join(parts), before, after, list(args))
 
     def check(self, program, data):
-        self.examples += 1
         mod = self.infer(program.module())
         inputs = data.draw(program.inputs_strategy(), label="inputs")
+        # Counted once the inputs are drawn: a draw that runs out of hypothesis's data
+        # abandons the example (hypothesis then makes another), which must not count.
+        self.examples += 1
         args = program.input_list(inputs)
         out, problem = self.find_problem(mod, args)
         if problem is not None:
