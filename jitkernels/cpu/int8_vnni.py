@@ -38,9 +38,9 @@ import weakref
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from .broadcast_kernel import UINT8_INT8, micro_kernels
 
 __all__ = ["available", "try_product", "packed_weight", "pack", "PackedWeight",
            "MIN_FLOPS", "BLOCK_COLUMNS"]
@@ -80,84 +80,9 @@ def available() -> bool:
     return _AVAILABLE
 
 
-# -- the micro-kernel: rows x 64 columns, k loop in LLVM IR ---------------------------------------
+# -- the micro-kernel (jitkernels.cpu.broadcast_kernel): rows x 64 columns ----------------------
 
-def _make_micro_kernel(rows: int):
-    """An intrinsic ``mk(c, a, bp, i0, jb, kg, lda)``: ``c[r, :] = sum over k groups of
-    vpdpbusd(a[i0 + r, 4g:4g+4], bp[jb, g])`` for ``r < rows`` (``c`` an int32
-    ``(6, 64)`` scratch, ``a`` uint8 rows of ``lda`` bytes, ``bp`` the packed weight)."""
-    from llvmlite import ir
-
-    @intrinsic
-    def micro_kernel(typingctx, c, a, bp, i0, jb, kg, lda):
-        sig = types.void(c, a, bp, i0, jb, kg, lda)
-
-        def codegen(context, builder, signature, args):
-            c_v, a_v, b_v, i0_v, jb_v, kg_v, lda_v = args
-            i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
-            v16 = ir.VectorType(i32, 16)
-            name = "llvm.x86.avx512.vpdpbusd.512"
-            dot = builder.module.globals.get(name) or ir.Function(
-                builder.module, ir.FunctionType(v16, [v16, v16, v16]), name)
-            data = [cgutils.create_struct_proxy(t)(context, builder, value=v).data
-                    for t, v in zip(signature.args[:3], (c_v, a_v, b_v))]
-            const = lambda v: ir.Constant(i64, v)            # noqa: E731
-            a_base = builder.gep(builder.bitcast(data[1], i8.as_pointer()),
-                                 [builder.mul(i0_v, lda_v)])
-            b_base = builder.gep(builder.bitcast(data[2], i8.as_pointer()),
-                                 [builder.mul(builder.mul(jb_v, kg_v), const(256))])
-            zero, undef = ir.Constant(v16, None), ir.Constant(v16, ir.Undefined)
-            splat_mask = ir.Constant(v16, [0] * 16)
-            entry = builder.block
-            loop = builder.append_basic_block("vnni.loop")
-            done = builder.append_basic_block("vnni.done")
-            builder.cbranch(builder.icmp_signed(">", kg_v, const(0)), loop, done)
-            builder.position_at_end(loop)
-            g = builder.phi(i64)
-            g.add_incoming(const(0), entry)
-            acc = [[builder.phi(v16) for _ in range(4)] for _ in range(rows)]
-            for row in acc:
-                for phi in row:
-                    phi.add_incoming(zero, entry)
-            panel = builder.gep(b_base, [builder.mul(g, const(256))])
-            weights = [builder.load(builder.bitcast(builder.gep(panel, [const(64 * v)]),
-                                                    v16.as_pointer()), align=1)
-                       for v in range(4)]
-            offset = builder.mul(g, const(4))
-            new = []
-            for r in range(rows):
-                where = builder.gep(a_base, [builder.add(builder.mul(const(r), lda_v), offset)])
-                word = builder.load(builder.bitcast(where, i32.as_pointer()), align=1)
-                splat = builder.shuffle_vector(
-                    builder.insert_element(undef, word, ir.Constant(i32, 0)), undef, splat_mask)
-                new.append([builder.call(dot, [acc[r][v], splat, weights[v]]) for v in range(4)])
-            g_next = builder.add(g, const(1))
-            tail = builder.block
-            g.add_incoming(g_next, tail)
-            for r in range(rows):
-                for v in range(4):
-                    acc[r][v].add_incoming(new[r][v], tail)
-            builder.cbranch(builder.icmp_signed("<", g_next, kg_v), loop, done)
-            builder.position_at_end(done)
-            finals = []
-            for r in range(rows):                       # the phis first: LLVM's rule
-                for v in range(4):
-                    final = builder.phi(v16)
-                    final.add_incoming(zero, entry)
-                    final.add_incoming(new[r][v], tail)
-                    finals.append((r, v, final))
-            c_base = builder.bitcast(data[0], i32.as_pointer())
-            for r, v, final in finals:
-                where = builder.gep(c_base, [const(r * BLOCK_COLUMNS + 16 * v)])
-                builder.store(final, builder.bitcast(where, v16.as_pointer()), align=4)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return micro_kernel
-
-
-_mk1, _mk2, _mk3, _mk4, _mk5, _mk6 = [_make_micro_kernel(r) for r in range(1, _ROWS + 1)]
+_mk1, _mk2, _mk3, _mk4, _mk5, _mk6 = micro_kernels(UINT8_INT8)
 
 
 @njit(cache=True)

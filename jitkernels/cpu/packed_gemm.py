@@ -31,9 +31,9 @@ import threading
 import weakref
 
 import numpy as np
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, prange
+
+from .broadcast_kernel import FLOAT32, micro_kernels
 
 __all__ = ["available", "try_product", "prepare", "packed_weight", "pack", "BLOCK_COLUMNS",
            "MAX_ROWS", "MIN_WORK", "PARALLEL_MIN_WORK", "ENV_SWITCH"]
@@ -80,85 +80,9 @@ def available() -> bool:
     return _AVAILABLE
 
 
-# -- the micro-kernel: rows x 64 columns, k loop in LLVM IR ---------------------------------------
+# -- the micro-kernel (jitkernels.cpu.broadcast_kernel): rows x 64 columns ----------------------
 
-def _make_micro_kernel(rows: int):
-    """An intrinsic ``mk(c, a, bp, i0, jb, depth, lda)``: ``c[r, :] = sum_k a[i0 + r, k] *
-    bp[jb, k, :]`` for ``r < rows`` (``c`` a float32 ``(6, 64)`` scratch, ``a`` float32 rows
-    of ``lda`` elements, ``bp`` the packed weight ``(blocks, depth, 64)``)."""
-    from llvmlite import ir
-
-    @intrinsic
-    def micro_kernel(typingctx, c, a, bp, i0, jb, depth, lda):
-        sig = types.void(c, a, bp, i0, jb, depth, lda)
-
-        def codegen(context, builder, signature, args):
-            c_v, a_v, b_v, i0_v, jb_v, depth_v, lda_v = args
-            f32, i64 = ir.FloatType(), ir.IntType(64)
-            v16 = ir.VectorType(f32, 16)
-            name = "llvm.fma.v16f32"
-            fma = builder.module.globals.get(name) or ir.Function(
-                builder.module, ir.FunctionType(v16, [v16, v16, v16]), name)
-            data = [cgutils.create_struct_proxy(t)(context, builder, value=v).data
-                    for t, v in zip(signature.args[:3], (c_v, a_v, b_v))]
-            const = lambda v: ir.Constant(i64, v)            # noqa: E731
-            a_base = builder.gep(builder.bitcast(data[1], f32.as_pointer()),
-                                 [builder.mul(i0_v, lda_v)])
-            b_base = builder.gep(builder.bitcast(data[2], f32.as_pointer()),
-                                 [builder.mul(builder.mul(jb_v, depth_v), const(64))])
-            zero, undef = ir.Constant(v16, None), ir.Constant(v16, ir.Undefined)
-            splat_mask = ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16)
-            entry = builder.block
-            loop = builder.append_basic_block("packed.loop")
-            done = builder.append_basic_block("packed.done")
-            builder.cbranch(builder.icmp_signed(">", depth_v, const(0)), loop, done)
-            builder.position_at_end(loop)
-            k = builder.phi(i64)
-            k.add_incoming(const(0), entry)
-            acc = [[builder.phi(v16) for _ in range(4)] for _ in range(rows)]
-            for row in acc:
-                for phi in row:
-                    phi.add_incoming(zero, entry)
-            panel = builder.gep(b_base, [builder.mul(k, const(64))])
-            weights = [builder.load(builder.bitcast(builder.gep(panel, [const(16 * v)]),
-                                                    v16.as_pointer()), align=4)
-                       for v in range(4)]
-            new = []
-            for r in range(rows):
-                where = builder.gep(a_base, [builder.add(builder.mul(const(r), lda_v), k)])
-                value = builder.load(where, align=4)
-                splat = builder.shuffle_vector(
-                    builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0)),
-                    undef, splat_mask)
-                new.append([builder.call(fma, [splat, weights[v], acc[r][v]])
-                            for v in range(4)])
-            k_next = builder.add(k, const(1))
-            tail = builder.block
-            k.add_incoming(k_next, tail)
-            for r in range(rows):
-                for v in range(4):
-                    acc[r][v].add_incoming(new[r][v], tail)
-            builder.cbranch(builder.icmp_signed("<", k_next, depth_v), loop, done)
-            builder.position_at_end(done)
-            finals = []
-            for r in range(rows):                       # the phis first: LLVM's rule
-                for v in range(4):
-                    final = builder.phi(v16)
-                    final.add_incoming(zero, entry)
-                    final.add_incoming(new[r][v], tail)
-                    finals.append((r, v, final))
-            c_base = builder.bitcast(data[0], f32.as_pointer())
-            for r, v, final in finals:
-                where = builder.gep(c_base, [const(r * BLOCK_COLUMNS + 16 * v)])
-                builder.store(final, builder.bitcast(where, v16.as_pointer()), align=4)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return micro_kernel
-
-
-_mk1, _mk2, _mk3, _mk4, _mk5, _mk6 = [_make_micro_kernel(r) for r in range(1, _ROWS + 1)]
+_mk1, _mk2, _mk3, _mk4, _mk5, _mk6 = micro_kernels(FLOAT32)
 
 
 @njit(cache=True)
