@@ -109,3 +109,27 @@ def make_list_module():
     nil = Constructor("Nil", [], list_type)
     mod[list_type] = TypeData(list_type, [a], [cons, nil])
     return mod, list_type, cons, nil
+
+
+def apply_epilogue_steps(out, kinds, vectors, residual):
+    """The oracle of a fused conv epilogue (jitkernels.cpu.epilogue): its steps in numpy, in
+    order, on a copy of ``out`` (in ``out``'s dtype).
+
+    Args:
+        out: the convolution's result before the epilogue.
+        kinds: the step kinds (``ADD``, ``MUL``, ``RESIDUAL``, else ReLU).
+        vectors: one per-channel vector per step (used by ``ADD``/``MUL``).
+        residual: the array a ``RESIDUAL`` step adds.
+    """
+    from jitkernels.cpu.epilogue import ADD, MUL, RESIDUAL
+    out = out.copy()
+    for s, kind in enumerate(kinds):
+        if kind == ADD:
+            out += vectors[s]
+        elif kind == MUL:
+            out *= vectors[s]
+        elif kind == RESIDUAL:
+            out += residual
+        else:
+            out = np.maximum(out, 0)
+    return out

@@ -16,6 +16,7 @@ from irlib.testing.budget import examples
 from irlib.transform import PassContext
 from jitkernels.cpu import conv_core, direct_conv, winograd
 from jitkernels.cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
+from helpers import apply_epilogue_steps
 
 PATHS = ("taps", "im2col", "few_channels", "pointwise", "winograd", "winograd_op")
 
@@ -35,18 +36,8 @@ def force(path, monkeypatch):
 
 
 def apply_numpy(out, steps, vectors, residual):
-    """The oracle: the epilogue's steps in numpy, in order."""
-    out = out.astype(np.float32).copy()
-    for s, kind in enumerate(steps):
-        if kind == ADD:
-            out += vectors[s]
-        elif kind == MUL:
-            out *= vectors[s]
-        elif kind == RESIDUAL:
-            out += residual
-        else:
-            out = np.maximum(out, 0)
-    return out
+    """The oracle: the epilogue's steps in numpy, in order, in float32."""
+    return apply_epilogue_steps(out.astype(np.float32), steps, vectors, residual)
 
 
 @st.composite

@@ -20,6 +20,7 @@ from irlib.testing.budget import examples
 from irlib.transform import PassContext
 from jitkernels.cpu import direct_conv
 from jitkernels.cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
+from helpers import apply_epilogue_steps
 
 
 def numpy_conv_nhwc(x, w, strides, dilation, before, after):
@@ -42,18 +43,8 @@ def numpy_conv_nhwc(x, w, strides, dilation, before, after):
 
 
 def apply_steps(out, kinds, vectors, residual):
-    """The epilogue's steps in numpy, in order (float64)."""
-    out = out.copy()
-    for s, kind in enumerate(kinds):
-        if kind == ADD:
-            out += vectors[s]
-        elif kind == MUL:
-            out *= vectors[s]
-        elif kind == RESIDUAL:
-            out += residual
-        else:
-            out = np.maximum(out, 0)
-    return out
+    """The epilogue's steps in numpy, in order (in ``out``'s dtype: float64 here)."""
+    return apply_epilogue_steps(out, kinds, vectors, residual)
 
 
 @st.composite
