@@ -175,17 +175,28 @@ def control_kernel(name: str, description: dict, lookup):
         lookup: name -> library function, for the sub-graphs' nodes.
 
     Raises:
-        IRError: for a description of an unknown kind.
+        IRError: for a description that is not one (not a dict, an unknown kind, a missing
+            or malformed field), naming the node.
     """
     from irlib.errors import IRError
     from .graph_loop import LoopBodies, LoopKernel
-    kind = description.get("kind")
-    if kind == "if":
-        then_consts, else_consts = description["consts"]
-        return IfKernel(name, *description["graphs"], description["num_free"], then_consts,
-                        else_consts, lookup)
-    if kind == "loop":
-        bodies = LoopBodies(None, None, None, description["go_on"], description["num_state"],
-                            description["num_outer"], tuple(description["consts"]))
-        return LoopKernel(name, tuple(description["graphs"]), bodies, lookup)
+    kind = description.get("kind") if isinstance(description, dict) else None
+    try:
+        if kind == "if":
+            then_consts, else_consts = description["consts"]
+            then_json, else_json = description["graphs"]
+            return IfKernel(name, then_json, else_json, int(description["num_free"]),
+                            int(then_consts), int(else_consts), lookup)
+        if kind == "loop":
+            consts = tuple(int(count) for count in description["consts"])
+            graphs = tuple(description["graphs"])
+            if len(consts) != 3 or len(graphs) != 3:
+                raise ValueError("a loop has three part graphs")
+            bodies = LoopBodies(None, None, None, bool(description["go_on"]),
+                                int(description["num_state"]), int(description["num_outer"]),
+                                consts)
+            return LoopKernel(name, graphs, bodies, lookup)
+    except (KeyError, TypeError, ValueError) as error:
+        raise IRError(f"control-flow node {name!r}: malformed {kind} description in the "
+                      f"library ({type(error).__name__}: {error})") from None
     raise IRError(f"control-flow node {name!r}: unknown kind {kind!r} in the library")

@@ -154,3 +154,32 @@ def test_export_library_stores_loop_nodes(tmp_path):
         acc = acc * 2 + x * 0.5
     np.testing.assert_allclose(module.get_output(0).numpy(), acc, rtol=1e-6)
     assert int(module.get_output(1).numpy()) == 3
+
+
+@pytest.mark.parametrize("damage", ["drop go_on", "two graphs", "unknown kind", "not a dict"])
+def test_load_module_refuses_a_damaged_control_description(tmp_path, damage):
+    """A library whose control.json was damaged raises IRError naming the node, not an
+    internal KeyError."""
+    import json
+    import zipfile
+    mod = irlib.parse(LOOP_IN_ELSE)
+    with irlib.transform.PassContext(opt_level=3):
+        interp.build(mod, "cpu", {}).export_library(str(tmp_path / "good.irlib"))
+    with zipfile.ZipFile(tmp_path / "good.irlib") as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    control = json.loads(files["control.json"])
+    name = next(iter(control))
+    if damage == "drop go_on":
+        del control[name]["go_on"]
+    elif damage == "two graphs":
+        control[name]["graphs"] = control[name]["graphs"][:2]
+    elif damage == "unknown kind":
+        control[name]["kind"] = "while"
+    else:
+        control[name] = [1, 2]
+    files["control.json"] = json.dumps(control).encode()
+    with zipfile.ZipFile(tmp_path / "bad.irlib", "w") as archive:
+        for file_name, data in files.items():
+            archive.writestr(file_name, data)
+    with pytest.raises(irlib.IRError, match=name):
+        interp.load_module(str(tmp_path / "bad.irlib"))
