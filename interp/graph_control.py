@@ -24,9 +24,10 @@ from .graph_runtime import GraphRuntime, parse_graph
 _LEAVES = (E.Function, E.Op, E.Constant, E.GlobalVar)
 
 
-def _reached(root, values: dict) -> dict:
+def _reached(root, values: dict, callees: bool = False) -> dict:
     """Nodes reachable from ``root`` (id -> node, in visit order), not entering primitive
-    functions nor nodes already lowered (``values``)."""
+    functions nor nodes already lowered (``values``); with ``callees``, a call's variable
+    callee is reached too (how :mod:`interp.graph_loop` finds a function calling itself)."""
     seen: dict = {}
     stack = [root]
     while stack:
@@ -39,7 +40,8 @@ def _reached(root, values: dict) -> dict:
         kind = type(node)
         if kind is E.Call:
             stack.extend(reversed(node.args))
-            if not isinstance(node.op, (E.Var, E.Function, E.Op)):
+            if not isinstance(node.op, (E.Var, E.Function, E.Op)) or \
+                    (callees and isinstance(node.op, E.Var)):
                 stack.append(node.op)
         elif kind is E.Tuple:
             stack.extend(reversed(node.fields))

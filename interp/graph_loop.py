@@ -33,6 +33,7 @@ import numpy as np
 
 from irlib.ir import expr as E
 
+from .graph_control import _reached
 from .graph_runtime import GraphRuntime, parse_graph
 
 __all__ = ["LoopBodies", "LoopKernel", "LoopParts", "calls_itself", "loop_parts"]
@@ -76,33 +77,8 @@ class LoopBodies:
     consts: tuple
 
 
-def _reachable(root) -> list:
-    """Nodes reachable from ``root`` without entering functions (explicit stack)."""
-    seen, order, stack = set(), [], [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        order.append(node)
-        kind = type(node)
-        if kind is E.Call:
-            stack.extend(node.args)
-            if not isinstance(node.op, E.Function):
-                stack.append(node.op)
-        elif kind is E.Tuple:
-            stack.extend(node.fields)
-        elif kind is E.TupleGetItem:
-            stack.append(node.tuple_value)
-        elif kind is E.Let:
-            stack.extend((node.value, node.body))
-        elif kind is E.If:
-            stack.extend((node.cond, node.true_branch, node.false_branch))
-    return order
-
-
 def _mentions(var: E.Var, root) -> bool:
-    return any(node is var for node in _reachable(root))
+    return any(node is var for node in _reached(root, {}, callees=True).values())
 
 
 def calls_itself(var: E.Var, func: E.Function) -> bool:
