@@ -131,14 +131,8 @@ def _batch_functions() -> dict:
         b = np.arange(3 * 6 * 4, dtype=dtype).reshape(3, 6, 4)[:, :5, 1:] / 3
         out = np.full((3, 2, 3), 2.0, dtype)
         expected = a @ b + 0.5 * out
-        saved = _BATCH.get(dtype)
-        _BATCH[dtype] = function
         alive = []
-        task = _batch_task(a, b, out, 0.5, alive)
-        if saved is None:
-            del _BATCH[dtype]
-        else:
-            _BATCH[dtype] = saved
+        task = _batch_task(a, b, out, 0.5, alive, function)
         if task is None:
             continue
         task[0](*task[1])
@@ -249,7 +243,7 @@ def _task(a, b, out, beta: float):
                                _operand(out)[1]))
 
 
-def _batch_task(a, b, out, beta: float, alive: list):
+def _batch_task(a, b, out, beta: float, alive: list, function=None):
     """``(function, args)``: one ``cblas_?gemm_batch`` call for every matrix of the batched
     ``out[...] = a @ b + beta * out`` (operands already broadcast to ``out``'s leading
     shape), or None when it does not apply (no batch function, one matrix, a one-row or
@@ -258,9 +252,12 @@ def _batch_task(a, b, out, beta: float, alive: list):
     The matrices of a batch share their strides, so one layout serves them all; their
     addresses are computed at once from the leading strides (the per-matrix Python of
     :func:`_task` cost ~10 us per matrix: a Winograd layer has 16-36 of them). Arrays the
-    call reads by address are appended to ``alive``.
+    call reads by address are appended to ``alive``. ``function``: the batch function to
+    call (default: the checked one of ``out``'s dtype; the load-time check passes its
+    candidate).
     """
-    function = _BATCH.get(out.dtype)
+    if function is None:
+        function = _BATCH.get(out.dtype)
     batch_shape = out.shape[:-2]
     count = out.size // max(out.shape[-2] * out.shape[-1], 1)
     rows, inner = a.shape[-2:]
@@ -378,7 +375,7 @@ def _plain_2d(a, b, out) -> bool:
         trans_b, ldb = _TRANS, inner
     _POLICY.run([(function, (_ROW_MAJOR, _NO_TRANS, trans_b, rows, cols, inner, 1.0,
                               _address(a), inner, _address(b), ldb, 0.0, _address(out),
-                              cols))], rows * inner * cols, (rows, cols, inner))
+                              cols))], rows * inner * cols, ((rows, cols), inner))
     return True
 
 
