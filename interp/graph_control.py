@@ -54,6 +54,18 @@ def _reached(root, values: dict, callees: bool = False) -> dict:
     return seen
 
 
+def same_arrays(bound, arrays) -> bool:
+    """Whether ``arrays`` are the very arrays ``bound`` holds (a control kernel binds its
+    inputs to its sub-graphs without a copy, again only when they change).
+
+    Args:
+        bound: the arrays bound last time, or None.
+        arrays: this call's arrays.
+    """
+    return bound is not None and len(bound) == len(arrays) and \
+        all(a is b for a, b in zip(bound, arrays))
+
+
 def free_nodes(node: E.If, values: dict) -> list:
     """The values an ``if``'s branches read from outside: nodes already lowered, and the
     nodes both branches reach (computed once, outside, as Relay's graph form shares them).
@@ -129,8 +141,7 @@ class IfKernel:
         start = self.num_free + (0 if which == 0 else self.const_counts[0])
         inputs = free + arrays[start:start + self.const_counts[which]]
         bound = self._local.bound
-        if bound[which] is None or len(bound[which]) != len(inputs) or \
-                any(a is not b for a, b in zip(bound[which], inputs)):
+        if not same_arrays(bound[which], inputs):
             for index, array in enumerate(inputs):
                 runtime.bind_input(index, array)
             bound[which] = inputs

@@ -33,7 +33,7 @@ import numpy as np
 
 from irlib.ir import expr as E
 
-from .graph_control import _reached
+from .graph_control import _reached, same_arrays
 from .graph_runtime import GraphRuntime, parse_graph
 
 __all__ = ["LoopBodies", "LoopKernel", "LoopParts", "calls_itself", "loop_parts"]
@@ -155,8 +155,7 @@ class LoopKernel:
             local.next = [np.empty_like(a) for a in arrays[:self.num_state]]
             local.bound = None
         inputs = arrays[:self.num_inputs]
-        if local.bound is None or len(local.bound) != len(inputs) or \
-                any(a is not b for a, b in zip(local.bound, inputs)):
+        if not same_arrays(local.bound, inputs):
             shared = list(local.state) + list(inputs[self.num_state:
                                                      self.num_state + self.num_outer])
             start = self.num_state + self.num_outer
