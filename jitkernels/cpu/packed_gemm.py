@@ -1,4 +1,5 @@
-"""Few-row float32 products on a weight packed once (issue #24: a GPT-2 decode step).
+"""float32 products on a weight packed once: few-row products (issue #24: a GPT-2 decode
+step) and the convolutions' GEMMs with their fused epilogue (issue #17).
 
 A decode step multiplies 1-64 rows by constant weights (``(16, 384) @ (384, 1536)``...).
 OpenBLAS packs the weight into its panel layout at every call: with few rows that copy is a
@@ -9,19 +10,22 @@ the same for the graph executor's constant weights:
 
 * :func:`packed_weight` packs a read-only ``(K, N)`` float32 weight (a graph constant:
   ``interp.build`` makes bound weights read-only) into column blocks of 64,
-  ``(ceil(N / 64), K, 64)`` (zero padding), once per array (cached while it lives);
+  ``(ceil(N / 64), K, 64)`` (zero padding), once per weight memory (cached while its owner
+  lives; a fresh view of the same constant finds the entry);
 * the micro-kernel (``rows`` x 64 columns for ``rows`` <= 6: 24 zmm accumulators, the k loop
-  written in LLVM IR through a numba intrinsic, ``llvm.fma.v16f32``) streams one block's
-  ``K x 64`` panel once per 6 rows, the panel staying in L2 between row blocks;
-* the driver runs the column blocks in a ``prange`` when numba has several threads and the
-  product is large enough (:data:`PARALLEL_MIN_WORK`), else serially.
+  written in LLVM IR through a numba intrinsic, ``llvm.fma.v16f32``) runs in the drivers of
+  :mod:`jitkernels.cpu.packed_blocks`: tasks of (row chunk x 64-column block), depth cut
+  into :data:`DEPTH_BLOCK` chunks whose panel stays in L2, the epilogue applied to each
+  6 x 64 block in L1 before it is stored; the tasks run in a ``prange`` when numba has
+  several threads and the product is large enough (:data:`PARALLEL_MIN_WORK`).
 
-Each output is ``sum_k a[i, k] * w[k, j]`` accumulated in k order with fused multiply-adds
-(as OpenBLAS's kernels do), so results agree with the float64 product to float32 rounding.
+Each output is ``sum_k a[i, k] * w[k, j]`` accumulated with fused multiply-adds in k order
+within a depth chunk, so results agree with the float64 product to float32 rounding.
 
-Cost rule (:func:`try_product`): float32, 2-D, at most :data:`MAX_ROWS` rows, at least
-:data:`MIN_WORK` multiply-adds, a read-only weight, AVX-512 on the CPU; anything else
-returns False and the caller runs its BLAS. ``IRLIB_PACKED_GEMM=0`` turns it off.
+Cost rules: :func:`try_product` (dense/matmul): float32, 2-D, at most :data:`MAX_ROWS` rows,
+at least :data:`MIN_WORK` multiply-adds, a read-only weight, AVX-512 on the CPU;
+:func:`conv_product` (NHWC convolutions' GEMMs, any rows): :func:`conv_pays` too. Anything
+else returns False and the caller runs its BLAS. ``IRLIB_PACKED_GEMM=0`` turns both off.
 """
 
 from __future__ import annotations
@@ -31,18 +35,14 @@ import threading
 import weakref
 
 import numpy as np
-from numba import njit, prange
 
-from .broadcast_kernel import FLOAT32, micro_kernels
+from . import packed_blocks
+from .epilogue import RESIDUAL
+from .packed_blocks import BLOCK_COLUMNS, ROWS as _ROWS
 
-__all__ = ["available", "try_product", "prepare", "packed_weight", "pack", "BLOCK_COLUMNS",
-           "MAX_ROWS", "MIN_WORK", "PARALLEL_MIN_WORK", "ENV_SWITCH"]
-
-BLOCK_COLUMNS = 64
-"""Columns of one micro-kernel block (four 16-lane float32 vectors)."""
-
-_ROWS = 6
-"""Rows of the full micro-kernel (6 x 4 accumulators + 4 weight vectors + 1 broadcast)."""
+__all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "row_chunk",
+           "packed_weight", "pack", "BLOCK_COLUMNS", "MAX_ROWS", "MIN_WORK",
+           "PARALLEL_MIN_WORK", "CHUNK_ROWS", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH"]
 
 MAX_ROWS = 64
 """Most rows a product may have to run here: above it OpenBLAS's packing is amortised."""
@@ -51,7 +51,17 @@ MIN_WORK = 1 << 17
 """Fewest ``M*K*N`` multiply-adds (smaller products run inline in generated code)."""
 
 PARALLEL_MIN_WORK = 1 << 20
-"""Fewest multiply-adds for the column blocks to run on numba's threads."""
+"""Fewest multiply-adds for the tasks to run on numba's threads."""
+
+CHUNK_ROWS = 96
+"""Rows per task (16 micro-kernel blocks; their ``a`` rows stay in L2 over a column block)."""
+
+DEPTH_BLOCK = 1024
+"""Depth per K chunk: a column panel's chunk is 256 KB, in the 1 MB L2 while a task's rows
+stream past it (measured 1024 > 512 > 256 on the 3x3 layers' im2col GEMMs)."""
+
+CONV_MIN_DEPTH = 128
+"""Least depth for a convolution's GEMM without an epilogue (:func:`conv_pays`)."""
 
 ENV_SWITCH = "IRLIB_PACKED_GEMM"
 """Environment variable: ``0`` (``off``/``false``/``no``) keeps every product on BLAS."""
@@ -80,55 +90,19 @@ def available() -> bool:
     return _AVAILABLE
 
 
-# -- the micro-kernel (jitkernels.cpu.broadcast_kernel): rows x 64 columns ----------------------
+# -- the micro-kernel and drivers (jitkernels.cpu.packed_blocks) ---------------------------------
 
-_mk1, _mk2, _mk3, _mk4, _mk5, _mk6 = micro_kernels(FLOAT32)
-
-
-@njit(cache=True)
-def _block(c, a, bp, i0, jb, depth, lda, rows):
-    if rows == 6:
-        _mk6(c, a, bp, i0, jb, depth, lda)
-    elif rows == 5:
-        _mk5(c, a, bp, i0, jb, depth, lda)
-    elif rows == 4:
-        _mk4(c, a, bp, i0, jb, depth, lda)
-    elif rows == 3:
-        _mk3(c, a, bp, i0, jb, depth, lda)
-    elif rows == 2:
-        _mk2(c, a, bp, i0, jb, depth, lda)
-    else:
-        _mk1(c, a, bp, i0, jb, depth, lda)
+_block = packed_blocks.block        # attention.py runs the micro-kernel through this name
 
 
-@njit(cache=True)
-def _column_block(a, bp, out, jb, scratch):
-    rows, units = out.shape
-    depth = a.shape[1]
-    j0 = jb * BLOCK_COLUMNS
-    width = min(BLOCK_COLUMNS, units - j0)
-    for i0 in range(0, rows, _ROWS):
-        count = min(_ROWS, rows - i0)
-        _block(scratch, a, bp, i0, jb, depth, depth, count)
-        for r in range(count):
-            for j in range(width):
-                out[i0 + r, j0 + j] = scratch[r, j]
+def _no_epilogue():
+    """The arrays of an empty epilogue for the drivers (kinds, vectors, residual)."""
+    return _EMPTY_KINDS, _EMPTY_VECTORS, _EMPTY_RESIDUAL
 
 
-@njit(cache=True)
-def _gemm_serial(a, bp, out):
-    """``out = a @ W`` for C-contiguous float32 ``a (M, K)`` and the packed ``W``."""
-    scratch = np.empty((_ROWS, BLOCK_COLUMNS), np.float32)
-    for jb in range(bp.shape[0]):
-        _column_block(a, bp, out, jb, scratch)
-
-
-@njit(cache=True, parallel=True)
-def _gemm_parallel(a, bp, out):
-    """:func:`_gemm_serial` with the column blocks on numba's threads."""
-    for jb in prange(bp.shape[0]):
-        scratch = np.empty((_ROWS, BLOCK_COLUMNS), np.float32)
-        _column_block(a, bp, out, jb, scratch)
+_EMPTY_KINDS = np.zeros(0, np.int64)
+_EMPTY_VECTORS = np.zeros((0, 1), np.float32)
+_EMPTY_RESIDUAL = np.zeros((1, 1), np.float32)
 
 
 # -- weights ----------------------------------------------------------------------------------
@@ -144,7 +118,7 @@ def pack(weight: np.ndarray) -> np.ndarray:
                                 .transpose(1, 0, 2))
 
 
-_WEIGHTS: dict = {}         # (id(array), transposed) -> (weakref to it, packed array)
+_WEIGHTS: dict = {}         # (id(owner), offset, shape, strides, transposed) -> (ref, packed)
 _LOCK = threading.Lock()
 
 
@@ -153,22 +127,44 @@ def _forget(key):
         _WEIGHTS.pop(key, None)
 
 
+def _owner(b: np.ndarray) -> np.ndarray:
+    """The array that owns ``b``'s memory: the last ndarray of its ``.base`` chain."""
+    owner = b
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return owner
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
 def packed_weight(b: np.ndarray, transposed: bool):
     """The cached packed form of read-only float32 ``b`` (``(K, N)``, or ``(N, K)`` when
     ``transposed``), or None (writable, not 2-D or not float32).
 
-    Only read-only arrays are packed: their values cannot change while they live, so the
-    packed copy (kept until the array is freed) never goes stale.
+    Only read-only arrays are packed: a read-only weight is the graph's promise that its
+    values stay as they are (``interp.build`` flags its bound weights, views of its
+    parameter storage, read-only, and rebinds a weight set later to a new array), so the
+    packed copy never goes stale. The cache is keyed by the memory ``b`` views (the array
+    owning it, the byte offset, shape and strides), not by ``b`` itself: a fresh reshape
+    view of the same constant weight on every call (as the convolutions make) finds the
+    same entry; the entry lives as long as the owner.
+
+    Args:
+        b: the weight.
+        transposed: whether ``b`` is stored ``(N, K)``.
     """
     if b.ndim != 2 or b.dtype != np.float32 or b.flags.writeable:
         return None
-    key = (id(b), transposed)
+    owner = _owner(b)
+    key = (id(owner), _address(b) - _address(owner), b.shape, b.strides, transposed)
     entry = _WEIGHTS.get(key)
-    if entry is not None and entry[0]() is b:
+    if entry is not None and entry[0]() is owner:
         return entry[1]
     packed = pack(b.T if transposed else b)
     try:
-        ref = weakref.ref(b, lambda _, key=key: _forget(key))
+        ref = weakref.ref(owner, lambda _, key=key: _forget(key))
     except TypeError:
         return packed
     with _LOCK:
@@ -184,9 +180,38 @@ def _threads() -> int:
     return config.NUMBA_NUM_THREADS
 
 
-def _plan(a, b, transposed: bool, out):
-    """``(driver, a, packed)`` running ``out = a @ b`` on the packed path, or None where the
-    cost rule says no (see the module docstring); ``a`` possibly a contiguous copy."""
+def row_chunk(rows: int, blocks: int, threads: int) -> int:
+    """Rows per task of the drivers: :data:`CHUNK_ROWS`, fewer (a multiple of 6) where the
+    output has too few (row chunk, column block) tasks to give each thread two.
+
+    Args:
+        rows: the product's rows; blocks: its 64-column blocks; threads: numba's threads.
+    """
+    chunk = CHUNK_ROWS
+    while chunk > _ROWS and -(-rows // chunk) * blocks < 2 * threads:
+        chunk -= _ROWS
+    return chunk
+
+
+class _Plan:
+    """A checked product: the driver and its arguments but the epilogue (see :func:`_plan`)."""
+
+    __slots__ = ("driver", "a", "lda", "packed", "out", "chunk")
+
+    def __init__(self, driver, a, lda, packed, out, chunk):
+        self.driver, self.a, self.lda, self.packed, self.out, self.chunk = \
+            driver, a, lda, packed, out, chunk
+
+    def __call__(self, kinds=_EMPTY_KINDS, vectors=_EMPTY_VECTORS, residual=_EMPTY_RESIDUAL):
+        self.driver(self.a, self.lda, self.packed, self.out, self.chunk, DEPTH_BLOCK, kinds,
+                    vectors, residual)
+
+
+def _plan(a, b, transposed: bool, out, max_rows=None):
+    """A :class:`_Plan` running ``out = a @ b`` on the packed path, or None where the
+    operands do not fit it (types, shapes, a writable weight, overlap, no AVX-512) or the
+    product has more than ``max_rows`` rows or less than :data:`MIN_WORK`; ``a`` possibly
+    read through a contiguous copy."""
     if a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or a.dtype != np.float32 \
             or out.dtype != np.float32 or b.flags.writeable or not out.flags.c_contiguous \
             or not out.flags.writeable:
@@ -194,7 +219,8 @@ def _plan(a, b, transposed: bool, out):
     rows, depth = a.shape
     units = out.shape[1]
     work = rows * depth * units
-    if rows > MAX_ROWS or out.shape[0] != rows or work < MIN_WORK or not available():
+    if (max_rows is not None and rows > max_rows) or out.shape[0] != rows \
+            or work < MIN_WORK or not available():
         return None
     if (b.shape[1] if transposed else b.shape[0]) != depth or \
             (b.shape[0] if transposed else b.shape[1]) != units:
@@ -202,17 +228,25 @@ def _plan(a, b, transposed: bool, out):
     packed = packed_weight(b, transposed)
     if packed is None:
         return None
-    if not a.flags.c_contiguous:
+    if a.strides[1] != a.itemsize or a.strides[0] < depth * a.itemsize \
+            or a.strides[0] % a.itemsize:
         a = np.ascontiguousarray(a)
     if np.may_share_memory(a, out):
         return None
-    driver = _gemm_parallel if work >= PARALLEL_MIN_WORK and _threads() > 1 else _gemm_serial
-    return driver, a, packed
+    lda = a.strides[0] // a.itemsize
+    flat = np.lib.stride_tricks.as_strided(a, shape=((rows - 1) * lda + depth,),
+                                           strides=(a.itemsize,))
+    threads = _threads()
+    parallel = work >= PARALLEL_MIN_WORK and threads > 1
+    driver = packed_blocks.gemm_parallel if parallel else packed_blocks.gemm_serial
+    return _Plan(driver, flat, lda, packed, out,
+                 row_chunk(rows, packed.shape[0], threads if parallel else 1))
 
 
 def try_product(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray) -> bool:
     """``out = a @ b`` (``b.T`` when ``transposed``) on the packed path; False, ``out``
-    untouched, where it does not apply (see the module docstring's cost rule).
+    untouched, where it does not apply (see the module docstring's cost rule: at most
+    :data:`MAX_ROWS` rows here).
 
     Args:
         a: float32 ``(M, K)``.
@@ -220,11 +254,10 @@ def try_product(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray)
         transposed: whether ``b`` is stored ``(N, K)``.
         out: float32 ``(M, N)``, C-contiguous, writable.
     """
-    plan = _plan(a, b, transposed, out)
+    plan = _plan(a, b, transposed, out, MAX_ROWS)
     if plan is None:
         return False
-    driver, a, packed = plan
-    driver(a, packed, out)
+    plan()
     return True
 
 
@@ -238,8 +271,63 @@ def prepare(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray):
     """
     if not a.flags.c_contiguous:
         return None
-    plan = _plan(a, b, transposed, out)
+    return _plan(a, b, transposed, out, MAX_ROWS)
+
+
+def conv_pays(rows: int, depth: int, units: int, fused: bool) -> bool:
+    """The measured cost rule of :func:`conv_product` (docs/kernels.md, "Conv GEMMs on the
+    packed micro-kernel"): whether ``(rows, depth) @ (depth, units)`` beats irlib's
+    OpenBLAS here.
+
+    The micro-kernel computes whole 64-column blocks, so the padded columns may add at
+    most a quarter (``N`` = 16 or 48 run 1.3-3x slower); with ``depth`` below
+    :data:`CONV_MIN_DEPTH` a plain product is 3-17% slower than OpenBLAS's, but once an
+    epilogue is fused (the BLAS path runs it as a second pass) it is 5-40% faster.
+
+    Args:
+        rows, depth, units: the product's ``M``, ``K``, ``N``.
+        fused: whether an epilogue runs with it.
+    """
+    padded = -(-units // BLOCK_COLUMNS) * BLOCK_COLUMNS
+    if 4 * padded > 5 * units or rows * depth * units < MIN_WORK:
+        return False
+    return fused or depth >= CONV_MIN_DEPTH
+
+
+def conv_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, epilogue=None,
+                 residual=None) -> bool:
+    """``out = epilogue(a @ b)`` for a convolution's GEMM (any number of rows) on the packed
+    path, where :func:`conv_pays` says it is faster; False, ``out`` untouched, otherwise
+    (or where :func:`try_product`'s operand checks fail: ``b`` must be read-only).
+
+    Args:
+        a: float32 ``(M, K)`` rows with unit column stride (im2col columns or pixels).
+        b: the read-only ``(K, N)`` weight (a view of the graph's constant is fine: the
+            packed copy is cached by the memory it views).
+        out: float32 ``(M, N)``, C-contiguous, writable.
+        epilogue: a :class:`jitkernels.cpu.epilogue.Epilogue` (float32) applied to each
+            block before it is stored, or None.
+        residual: the ``(M, N)`` residual rows when the epilogue has a RESIDUAL step.
+    """
+    if a.ndim != 2 or out.ndim != 2 or not conv_pays(a.shape[0], a.shape[1], out.shape[1],
+                                                     epilogue is not None):
+        return False
+    if epilogue is not None:
+        if epilogue.vectors.dtype != np.float32 or epilogue.kinds.dtype != np.int64 or \
+                (epilogue.kinds.size and epilogue.vectors.shape[1] != out.shape[1]):
+            return False
+        if RESIDUAL in epilogue.kinds:
+            if residual is None or residual.shape != out.shape or \
+                    residual.dtype != np.float32:
+                return False
+            residual = np.ascontiguousarray(residual)
+        else:
+            residual = _EMPTY_RESIDUAL
+    plan = _plan(a, b, False, out)
     if plan is None:
-        return None
-    driver, a, packed = plan
-    return lambda: driver(a, packed, out)
+        return False
+    if epilogue is None:
+        plan()
+    else:
+        plan(epilogue.kinds, np.ascontiguousarray(epilogue.vectors), residual)
+    return True

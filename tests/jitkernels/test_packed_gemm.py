@@ -13,7 +13,7 @@ import irlib
 import interp
 
 pytest.importorskip("numba")
-from jitkernels.cpu import packed_gemm  # noqa: E402
+from jitkernels.cpu import packed_blocks, packed_gemm  # noqa: E402
 
 needs_avx512 = pytest.mark.skipif(not packed_gemm.available(),
                                   reason="no AVX-512 (or IRLIB_PACKED_GEMM=0)")
@@ -60,9 +60,10 @@ def test_serial_and_parallel_drivers_agree_with_numpy(rows, blocks, extra):
     packed = packed_gemm.pack(w)
     assert packed.shape == (-(-units // 64), depth, 64)
     want = a.astype("float64") @ w.astype("float64")
-    for driver in (packed_gemm._gemm_serial, packed_gemm._gemm_parallel):
+    kinds, vectors, residual = packed_gemm._no_epilogue()
+    for driver in (packed_blocks.gemm_serial, packed_blocks.gemm_parallel):
         out = np.zeros((rows, units), "float32")
-        driver(a, packed, out)
+        driver(a.reshape(-1), depth, packed, out, 6, 16, kinds, vectors, residual)
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=_tolerance(depth))
 
 
@@ -103,9 +104,9 @@ def test_weights_are_packed_once_and_forgotten_with_their_array():
     first = packed_gemm.packed_weight(w, False)
     assert packed_gemm.packed_weight(w, False) is first
     assert packed_gemm.packed_weight(w, True) is not first       # the other layout
-    key = (id(w), False)
+    key = (id(w), 0, w.shape, w.strides, False)
     assert key in packed_gemm._WEIGHTS
-    del w
+    del w, first
     gc.collect()
     assert key not in packed_gemm._WEIGHTS
 
