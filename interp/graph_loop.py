@@ -34,7 +34,7 @@ import numpy as np
 from irlib.ir import expr as E
 
 from .graph_control import _reached, same_arrays
-from .graph_runtime import GraphRuntime, parse_graph
+from .graph_runtime import GraphInputError, GraphRuntime, parse_graph
 
 __all__ = ["LoopBodies", "LoopKernel", "LoopParts", "calls_itself", "loop_parts"]
 
@@ -138,6 +138,7 @@ class LoopKernel:
         self.consts = tuple(bodies.consts)
         self.num_inputs = self.num_state + self.num_outer + sum(self.consts)
         self.lookup = lookup
+        self.growing = any(graph.is_symbolic for graph in self.graphs)
         self._local = threading.local()
 
     def describe(self) -> dict:
@@ -172,6 +173,9 @@ class LoopKernel:
         return [entries[graph.entry_id(nid, index)] for nid, index in graph.heads]
 
     def __call__(self, *arrays):
+        if self.growing:
+            self._run_growing(arrays)
+            return
         local = self._setup(arrays)
         cond_rt, step_rt, exit_rt = local.runtimes
         for buffer, initial in zip(local.state, arrays[:self.num_state]):
@@ -191,3 +195,68 @@ class LoopKernel:
         exit_rt.run()
         for out, head in zip(arrays[self.num_inputs:], self._heads(exit_rt)):
             np.copyto(out, head)
+
+    # -- state that changes shape (graph_growing) ---------------------------------------------
+    def _growing_setup(self, arrays):
+        """The thread's runtimes (symbolic where the part graph is), with the outer values
+        and constants bound (again only when they are other arrays)."""
+        local = self._local
+        if getattr(local, "growing", None) is None:
+            from .graph_symbolic import SymbolicRuntime
+            local.growing = [SymbolicRuntime(graph, self.lookup) if graph.is_symbolic
+                             else GraphRuntime(graph, self.lookup) for graph in self.graphs]
+            local.buffers = [[None, None] for _ in range(self.num_state)]
+            local.bound = None
+        fixed = arrays[self.num_state:self.num_inputs]
+        if not same_arrays(local.bound, fixed):
+            outer = list(fixed[:self.num_outer])
+            start = self.num_outer
+            for runtime, count in zip(local.growing, self.consts):
+                for index, array in enumerate(outer + list(fixed[start:start + count])):
+                    runtime.bind_input(self.num_state + index, array)
+                start += count
+            local.bound = fixed
+        return local
+
+    def _bind_state(self, runtime, state) -> None:
+        for index, array in enumerate(state):
+            runtime.bind_input(index, array)
+
+    def _run_growing(self, arrays) -> None:
+        """Condition, step while it holds, exit; each step's state (new shapes) is copied
+        into one of two buffers per state variable, the other holding the current state."""
+        local = self._growing_setup(arrays)
+        cond_rt, step_rt, exit_rt = local.growing
+        state = list(arrays[:self.num_state])
+        turn = 0
+        while True:
+            self._bind_state(cond_rt, state)
+            cond_rt.run()
+            if bool(self._heads(cond_rt)[0].reshape(-1)[0]) != self.go_on:
+                break
+            self._bind_state(step_rt, state)
+            step_rt.run()
+            state = [_into(local.buffers[k], turn, head)
+                     for k, head in enumerate(self._heads(step_rt))]
+            turn ^= 1
+        self._bind_state(exit_rt, state)
+        exit_rt.run()
+        for position, (out, head) in enumerate(zip(arrays[self.num_inputs:],
+                                                   self._heads(exit_rt))):
+            if out.shape != head.shape:
+                raise GraphInputError(
+                    f"loop node {self.name!r}: output {position} has shape {head.shape} after "
+                    f"the loop, but the graph was built for {out.shape} (a trip count other "
+                    f"than the one found at build time)")
+            np.copyto(out, head)
+
+
+def _into(pair: list, turn: int, value: np.ndarray) -> np.ndarray:
+    """A copy of ``value`` in ``pair[turn]`` (a byte buffer that grows as needed)."""
+    nbytes = value.nbytes
+    buffer = pair[turn]
+    if buffer is None or buffer.size < nbytes:
+        buffer = pair[turn] = np.empty(max(64, int(nbytes * 1.5)), np.uint8)
+    array = np.ndarray(value.shape, value.dtype, buffer)
+    np.copyto(array, value)
+    return array

@@ -36,6 +36,8 @@ from irlib.ir.functor import free_vars, post_order
 from irlib.ir.structural import structural_equal, structural_hash
 from irlib.ir.types import TensorType, TupleType
 
+from .graph_retype import has_any
+
 _MAX_NAME = 80
 
 
@@ -235,8 +237,9 @@ class _Lowerer:
         self.graph.functions[name] = func
         return name
 
-    def add_call(self, func: E.Function, call: E.Call, args: list):
-        out_types = _tensor_types(call.checked_type, "a call result")
+    def add_call(self, func: E.Function, call: E.Call, args: list, out_type=None):
+        result_type = call.checked_type if out_type is None else out_type
+        out_types = _tensor_types(result_type, "a call result")
         inputs = _flatten(args)
         reshape_only = func.attrs is not None and func.attrs.get("relay.reshape_only", 0)
         if reshape_only and len(inputs) == 1 and len(out_types) == 1:
@@ -251,7 +254,7 @@ class _Lowerer:
         self.graph.nodes.append(GraphNode(node_name, inputs, func_name, len(out_types),
                                           out_types))
         nid = len(self.graph.nodes) - 1
-        return _unflatten(call.checked_type, [(nid, i) for i in range(len(out_types))])
+        return _unflatten(result_type, [(nid, i) for i in range(len(out_types))])
 
     # -- the walk -----------------------------------------------------------------------------
     def lower(self, func: E.Function) -> LoweredGraph:
@@ -341,7 +344,33 @@ class _Lowerer:
             raise GraphUnsupportedError(f"graph executor cannot call {type(node.op).__name__} "
                           f"{getattr(node.op, 'name_hint', '')}: only primitive (fused) "
                           f"functions; run the program through interp.build")
-        return self.add_call(func, node, args)
+        out_type = None
+        if has_any(node.checked_type) or \
+                any(has_any(p._checked_type or p.type_annotation) for p in func.params):
+            func, out_type = self.specialise(func, args)
+        return self.add_call(func, node, args, out_type)
+
+    def specialise(self, func: E.Function, args: list) -> tuple:
+        """``(function, result type)``: a copy of the primitive ``func`` typed for the
+        lowered ``args`` (a parameter typed with a ``?`` dim, fed by a loop whose outputs
+        have static shapes, gets the argument's shape: see :mod:`interp.graph_retype`)."""
+        from irlib.errors import TypeInferenceError
+        from .graph_retype import specialise_primitive
+        arg_types = [self.entry_type(a) for a in args]
+        try:
+            typed = specialise_primitive(func, arg_types)
+        except TypeInferenceError as error:
+            raise GraphUnsupportedError(
+                f"graph executor: a fused function with dynamic (?) parameter types does not "
+                f"type-check with its arguments' types {arg_types} ({error})") from None
+        return typed, typed.checked_type.ret_type
+
+    def entry_type(self, value):
+        """The type of a lowered value: an entry's TensorType, a TupleType for a list."""
+        if isinstance(value, list):     # recursion over a value's tuple nesting: shallow
+            return TupleType([self.entry_type(item) for item in value])
+        nid, index = value
+        return self.graph.nodes[nid].types[index]
 
     def finish_if(self, node: E.If, values: dict):
         """One node running the ``if`` (see :class:`IfBranches`)."""
@@ -373,16 +402,29 @@ class _Lowerer:
                 f"graph executor runs a recursive function (%{var.name_hint}) only as a loop: "
                 f"a body that is one if, one branch a tail call of %{var.name_hint} "
                 f"(run this program on the interpreter)")
-        out_types = _tensor_types(node.checked_type, "the result of a loop")
-        _static(out_types, "the result of a loop")
         outer = [v for v in free_vars(func) if v is not var and v not in functions]
         missing = [v.name_hint for v in outer if v not in values]
         if missing:
             raise GraphUnsupportedError(f"graph executor: loop %{var.name_hint} reads "
                                         f"%{missing[0]}, which is not a value of main")
-        inputs = [(p, "loop_v") for p in func.params] + [(v, "loop_in") for v in outer]
-        parts_lowered = [self.lower_part(expr, inputs, functions)
-                         for expr in (parts.cond, E.Tuple(parts.step), parts.result)]
+        out_type = node.checked_type
+        params, exprs = func.params, (parts.cond, E.Tuple(parts.step), parts.result)
+        if any(has_any(p._checked_type or p.type_annotation) for p in func.params) \
+                or has_any(out_type):
+            # State that grows (scan outputs): parts with symbolic sizes, static outputs.
+            from .graph_growing import growing_loop
+            grown = growing_loop(var, func, parts, node, outer)
+            out_type, params = grown.out_type, grown.params
+            exprs = (grown.cond, E.Tuple(grown.step), grown.result)
+            outer_vars = [grown.outer[v] for v in outer]
+        else:
+            outer_vars = outer
+        out_types = _tensor_types(out_type, "the result of a loop")
+        _static(out_types, "the result of a loop")
+        inputs = [(p, "loop_v") for p in params] + [(v, "loop_in") for v in outer_vars]
+        symbolic = params is not func.params
+        parts_lowered = [self.lower_part(expr, inputs, functions, symbolic)
+                         for expr in exprs]
         state = _flatten([values[a] for a in node.args])
         outer_entries = [e for v in outer for e in _flatten(values[v])]
         consts = tuple(len(sub.const_entries) for sub in parts_lowered)
@@ -395,17 +437,20 @@ class _Lowerer:
         self.graph.nodes.append(GraphNode(func_name, entries, func_name, len(out_types),
                                           out_types))
         nid = len(self.graph.nodes) - 1
-        return _unflatten(node.checked_type, [(nid, i) for i in range(len(out_types))])
+        return _unflatten(out_type, [(nid, i) for i in range(len(out_types))])
 
-    def lower_part(self, expr, inputs: list, functions: dict) -> "_Lowerer":
+    def lower_part(self, expr, inputs: list, functions: dict,
+                   symbolic: bool = False) -> "_Lowerer":
         """A sub-lowerer holding ``expr`` as a graph whose inputs are the entries of
-        ``inputs`` (``(variable, name prefix)`` pairs), then ``expr``'s constants."""
+        ``inputs`` (``(variable, name prefix)`` pairs), then ``expr``'s constants; with
+        ``symbolic``, the inputs may have size variables (a loop whose state grows)."""
         sub = _Lowerer(self, functions)
         values: dict = {}
         for position, (variable, prefix) in enumerate(inputs):
             ty = variable._checked_type or variable.type_annotation
             types = _tensor_types(ty, f"loop variable %{variable.name_hint}")
-            _static(types, f"loop variable %{variable.name_hint}")
+            if not symbolic:
+                _static(types, f"loop variable %{variable.name_hint}")
             leaves = [sub.add_null(f"{prefix}{position}_{k}", t) for k, t in enumerate(types)]
             values[variable] = _unflatten(ty, leaves)
         sub.graph.heads = _flatten(sub.lower_expr(expr, values))
