@@ -23,7 +23,8 @@ import numpy as np
 from numba import njit, uint64
 
 from .blas import HAVE_CBLAS, gemm, gemm_strided
-from .epilogue import apply_rows, gemm_rows
+from .epilogue import RESIDUAL, apply_rows, gemm_rows
+from .packed_gemm import conv_product
 
 _SCRATCH = threading.local()
 
@@ -342,8 +343,9 @@ def conv_nhwc(x, w, out, kernel, strides, dilation, before, after, out_size, epi
     weight = w.reshape(-1, out_channels)
     for n in range(batch):
         im2col_hwc(x[n], cols, kernel, strides, dilation, before, out_size)
-        gemm_rows(cols, weight, out[n], epilogue, gemm,
-                  None if residual is None else residual[n])
+        rows = None if residual is None else residual[n]
+        if not conv_product(cols, weight, out[n], epilogue, _packed_residual(epilogue, rows)):
+            gemm_rows(cols, weight, out[n], epilogue, gemm, rows)
 
 
 def _residual_rows(epilogue, shape):
@@ -404,16 +406,32 @@ def _conv_nhwc_taps(x, w, out, dilation, before, after, out_size):
         out[n].reshape(oh, ow, out_channels)[...] = wide[:, :ow]
 
 
+def _packed_residual(epilogue, rows):
+    """The residual rows :func:`~jitkernels.cpu.packed_gemm.conv_product` needs: ``rows``
+    when the epilogue has a RESIDUAL step, else None."""
+    if epilogue is None or RESIDUAL not in epilogue.kinds:
+        return None
+    return rows
+
+
 def conv_nhwc_pointwise(x, w, out, epilogue=None):
     """1x1 NHWC convolution: ``out[n] = x[n] @ w`` with x ``(N, P, C)``, w ``(C, O)``; with
-    an epilogue, by blocks of rows each finished while in cache."""
+    an epilogue, by blocks of rows each finished while in cache.
+
+    All ``N*P`` pixels are the rows of one product: on irlib's packed micro-kernel
+    (:func:`~jitkernels.cpu.packed_gemm.conv_product`, epilogue per 6x64 block) where its
+    cost rule says so, else on BLAS (:func:`~jitkernels.cpu.epilogue.gemm_rows`)."""
+    rows = out.shape[0] * out.shape[1]
+    flat_x, flat_out = x.reshape(rows, -1), out.reshape(rows, -1)
+    residual = None if epilogue is None else _residual_rows(epilogue, out.shape)
+    residual = (residual.reshape(rows, -1) if residual is not None
+                and residual.shape == out.shape else None)
+    if conv_product(flat_x, w, flat_out, epilogue, _packed_residual(epilogue, residual)):
+        return
     if epilogue is None:
         gemm(x, w, out)
         return
-    rows = out.shape[0] * out.shape[1]
-    residual = _residual_rows(epilogue, out.shape)
-    gemm_rows(x.reshape(rows, -1), w, out.reshape(rows, -1), epilogue, gemm,
-              residual.reshape(rows, -1) if residual.shape == out.shape else None)
+    gemm_rows(flat_x, w, flat_out, epilogue, gemm, residual)
 
 
 @njit(cache=True)
