@@ -25,7 +25,8 @@ within a depth chunk, so results agree with the float64 product to float32 round
 Cost rules: :func:`try_product` (dense/matmul): float32, 2-D, at most :data:`MAX_ROWS` rows,
 at least :data:`MIN_WORK` multiply-adds, a read-only weight, AVX-512 on the CPU;
 :func:`conv_product` (NHWC convolutions' GEMMs, any rows): :func:`conv_pays` too. Anything
-else returns False and the caller runs its BLAS. ``IRLIB_PACKED_GEMM=0`` turns both off.
+else returns False and the caller runs its BLAS. ``IRLIB_PACKED_GEMM=0`` turns both off,
+``IRLIB_PACKED_CONV=0`` only the convolutions'.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from .packed_blocks import BLOCK_COLUMNS, ROWS as _ROWS
 
 __all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "row_chunk",
            "packed_weight", "pack", "BLOCK_COLUMNS", "MAX_ROWS", "MIN_WORK",
-           "PARALLEL_MIN_WORK", "CHUNK_ROWS", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH"]
+           "PARALLEL_MIN_WORK", "CHUNK_ROWS", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH",
+           "CONV_SWITCH"]
 
 MAX_ROWS = 64
 """Most rows a product may have to run here: above it OpenBLAS's packing is amortised."""
@@ -65,6 +67,10 @@ CONV_MIN_DEPTH = 128
 
 ENV_SWITCH = "IRLIB_PACKED_GEMM"
 """Environment variable: ``0`` (``off``/``false``/``no``) keeps every product on BLAS."""
+
+CONV_SWITCH = "IRLIB_PACKED_CONV"
+"""Environment variable: ``0`` (``off``/``false``/``no``) keeps the convolutions' GEMMs
+on BLAS (:func:`conv_product` declines) while :data:`ENV_SWITCH` leaves dense/matmul on."""
 
 
 def _host_has_avx512() -> bool:
@@ -309,6 +315,8 @@ def conv_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, epilogue=None,
             block before it is stored, or None.
         residual: the ``(M, N)`` residual rows when the epilogue has a RESIDUAL step.
     """
+    if os.environ.get(CONV_SWITCH, "1").strip().lower() in ("0", "off", "false", "no"):
+        return False
     if a.ndim != 2 or out.ndim != 2 or not conv_pays(a.shape[0], a.shape[1], out.shape[1],
                                                      epilogue is not None):
         return False
