@@ -527,7 +527,7 @@ def _fused_epilogue(group, anchor):
     if into_fused is None or anchor[4]:
         return None
     from ..cpu.epilogue import enabled
-    from .epilogue import FusedEpilogue, match_epilogue
+    from .epilogue import FusedEpilogue, channel_axis, match_epilogue
     if not enabled():
         return None
     node = group.anchors[0]
@@ -535,7 +535,8 @@ def _fused_epilogue(group, anchor):
     if steps is None:
         return None
     ty = node._checked_type
-    return FusedEpilogue(into_fused, anchor[1], anchor[2], steps, int(ty.shape[-1]), ty.dtype)
+    return FusedEpilogue(into_fused, anchor[1], anchor[2], steps,
+                         int(ty.shape[channel_axis(node)]), ty.dtype)
 
 
 INLINE_DENSE_MAX_FLOPS = 65536 * 4

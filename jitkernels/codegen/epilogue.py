@@ -25,8 +25,19 @@ from ..cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
 
 __all__ = ["match_epilogue", "FusedEpilogue", "ANCHORS"]
 
-ANCHORS = ("nn.conv2d", "nn.contrib_conv2d_winograd_without_weight_transform")
+ANCHORS = ("nn.conv2d", "nn.contrib_conv2d_winograd_without_weight_transform",
+           "nn.conv2d_transpose")
 """Anchor ops whose kernels have an ``into_fused`` form."""
+
+CHANNELS_FIRST_ANCHORS = ("nn.conv2d_transpose",)
+"""Anchors whose fused form takes an NCHW output (per-channel operands along axis 1); the
+others take NHWC outputs (channels last)."""
+
+
+def channel_axis(anchor: E.Call) -> int:
+    """The output axis an epilogue's per-channel operands run along: 1 for the NCHW
+    anchors of :data:`CHANNELS_FIRST_ANCHORS`, else 3 (NHWC)."""
+    return 1 if anchor.op.name in CHANNELS_FIRST_ANCHORS else 3
 
 
 def _static_shape(node):
@@ -36,11 +47,14 @@ def _static_shape(node):
         return None
 
 
-def _per_channel(shape, out_shape) -> bool:
-    """Whether an operand of ``shape`` broadcasts along the last (channel) axis only."""
+def _per_channel(shape, out_shape, axis: int = 3) -> bool:
+    """Whether an operand of ``shape`` broadcasts along the channel ``axis`` of the 4-D
+    ``out_shape`` only (numpy broadcasting: ``shape`` aligned to the right)."""
     if len(shape) > len(out_shape) or not shape:
         return False
-    return all(d == 1 for d in shape[:-1]) and shape[-1] in (1, out_shape[-1])
+    full = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    return all(d == 1 for i, d in enumerate(full) if i != axis) and \
+        full[axis] in (1, out_shape[axis])
 
 
 def match_epilogue(group, anchor: E.Call):
@@ -57,7 +71,8 @@ def match_epilogue(group, anchor: E.Call):
     if anchor.op.name not in ANCHORS or len(group.outputs) != 1:
         return None
     attrs = anchor.attrs
-    if (attrs["out_layout"] or attrs["data_layout"]) != "NHWC":
+    axis = channel_axis(anchor)
+    if (attrs["out_layout"] or attrs["data_layout"]) != ("NCHW" if axis == 1 else "NHWC"):
         return None
     out_shape = _static_shape(anchor)
     if out_shape is None or len(out_shape) != 4:
@@ -75,7 +90,7 @@ def match_epilogue(group, anchor: E.Call):
         if len(users) != 1:
             return None
         call = users[0]
-        step = _step(call, current, out_shape, dtype, group)
+        step = _step(call, current, out_shape, dtype, group, axis)
         if step is None:
             return None
         steps.append(step)
@@ -88,8 +103,8 @@ def match_epilogue(group, anchor: E.Call):
     return steps
 
 
-def _step(call, current, out_shape, dtype, group):
-    """One chain link as ``(kind, operand)``, or None."""
+def _step(call, current, out_shape, dtype, group, axis: int = 3):
+    """One chain link as ``(kind, operand)``, or None (``axis``: the channel axis)."""
     if not isinstance(call.op, E.Op) or _static_shape(call) != out_shape \
             or call._checked_type.dtype != dtype:
         return None
@@ -97,7 +112,7 @@ def _step(call, current, out_shape, dtype, group):
     if name == "nn.relu":
         return (RELU, None)
     if name == "nn.bias_add":
-        if args[0] is not current or call.attrs["axis"] % 4 != 3:
+        if args[0] is not current or call.attrs["axis"] % 4 != axis:
             return None
         other = args[1]
     elif name in ("add", "multiply"):
@@ -106,11 +121,15 @@ def _step(call, current, out_shape, dtype, group):
         other = args[1] if args[0] is current else args[0]
     else:
         return None
+    # a bias_add's vector runs along its axis, not the last one
+    trail = (1,) * (3 - axis) if name == "nn.bias_add" else ()
     if isinstance(other, E.Constant):
         value = other.data.numpy()
-        if value.dtype != np.dtype(dtype) or not _per_channel(value.shape or (1,), out_shape):
+        if value.dtype != np.dtype(dtype) or not _per_channel((value.shape or (1,)) + trail,
+                                                              out_shape, axis):
             return None
-        operand = np.ascontiguousarray(np.broadcast_to(value.reshape(-1), out_shape[-1:]))
+        operand = np.ascontiguousarray(np.broadcast_to(value.reshape(-1),
+                                                       out_shape[axis:axis + 1]))
     elif other in group.slot_of and getattr(other._checked_type, "dtype", None) == dtype:
         operand = group.slot_of[other]
     else:
@@ -120,7 +139,7 @@ def _step(call, current, out_shape, dtype, group):
         return None
     if shape == out_shape and name == "add" and not isinstance(other, E.Constant):
         return (RESIDUAL, operand)
-    if not _per_channel(shape or (1,), out_shape):
+    if not _per_channel((shape or (1,)) + trail, out_shape, axis):
         return None
     return (ADD if name in ("add", "nn.bias_add") else MUL, operand)
 

@@ -1,0 +1,497 @@
+"""``nn.conv2d_transpose`` on CPU, channels-first: pixel-row GEMM + parallel gather col2im.
+
+A transposed convolution of ``x (N, C, H, W)`` with an IOHW weight ``(C, O/G, KH, KW)`` is a
+product per group followed by a col2im: input pixel ``(i, j)`` of channel ``c`` adds
+``x[c, i, j] * w[c, o, b, e]`` into output ``(o, i*sh - top + b*dh, j*sw - left + e*dw)``.
+The earlier kernel (:func:`jitkernels.cpu.conv_core.conv2d_transpose_nchw`, kept as the
+switched-off path) computed the columns as ``W^T @ x`` (a transposed read of the weight) and
+scattered them serially into a zeroed output, and the group's ``multiply``/``add``/``relu``
+ran as a second pass over the output. Here (issue #17: DCGAN's deconvolutions):
+
+* **Columns as ``x^T @ W``** (pixels x taps*channels): the weight is read as stored, row by
+  row, the order that streams it fastest (DCGAN's first layer is a 16-row product over a
+  33.5 MB weight: bound by reading the weight). A read-only weight (a graph constant) is
+  permuted once, cached while it lives, to columns ordered ``(tap, channel)``, so that the
+  few-row product runs on :mod:`jitkernels.cpu.packed_gemm`'s packed micro-kernel (weight
+  packed once) where its cost rule takes it, else on irlib's BLAS; a writable weight is
+  multiplied as stored (columns ``(channel, tap)``).
+* **A gather col2im** parallel over output rows (``prange`` over ``(image, block of 16
+  channels, output row)`` tasks; each output element is written once, so there are no
+  write races and no zeroing pass): per task, the taps that reach the row are added into a
+  small ``(OW, 16)`` accumulator, 16 channels at a time (one vector when the columns are
+  ``(tap, channel)``-ordered), which is then written out row by row.
+* **The fused epilogue** (:mod:`jitkernels.cpu.epilogue`: per-channel multiply/add, a
+  residual add, ReLU) is applied to each output row while it is in the accumulator, so a
+  fused group ``relu(conv2d_transpose(x, w) * scale + shift)`` writes its output once
+  (``into_fused``; the code generator hands the chain over, see
+  :mod:`jitkernels.codegen.epilogue`).
+
+Other layouts are transposed to NCHW/IOHW and back. ``IRLIB_CONV_TRANSPOSE_GATHER=0``
+(read at each call) restores the earlier kernel (and the unfused epilogue).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+
+import numpy as np
+from numba import njit, prange
+
+from .._geometry import from_canonical, is_float, ntuple, padding_pairs, reference, to_canonical
+from . import conv_core, packed_gemm
+from .blas import gemm
+from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
+
+__all__ = ["conv2d_transpose", "into", "into_fused", "enabled", "output_size", "ENV_SWITCH",
+           "CHANNEL_BLOCK", "PARALLEL_MIN_OUTPUTS", "COLUMNS_LIMIT"]
+
+ENV_SWITCH = "IRLIB_CONV_TRANSPOSE_GATHER"
+"""Environment variable: ``0`` (``off``/``false``/``no``) runs the earlier ``W^T @ x`` +
+serial scatter kernel and declines fused epilogues."""
+
+CHANNEL_BLOCK = 16
+"""Output channels per col2im task (one 16-lane float32 vector of the accumulator)."""
+
+PARALLEL_MIN_OUTPUTS = 8192
+"""Fewest output elements for the col2im to run on numba's threads (below, serially)."""
+
+COLUMNS_LIMIT = 16 << 20
+"""Most bytes of columns one product writes; larger batches run a few images at a time."""
+
+_KNOWN_KINDS = frozenset((ADD, MUL, RESIDUAL, RELU))
+
+
+def enabled() -> bool:
+    """Whether the gather kernel runs (:data:`ENV_SWITCH` not off; read at each call)."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def output_size(in_size, kernel, strides, dilation, before, after, extra) -> tuple:
+    """The transposed convolution's output ``(OH, OW)``.
+
+    Args:
+        in_size: ``(H, W)``; kernel, strides, dilation: pairs; before, after: the padding
+            removed at the top/left and bottom/right; extra: the output padding.
+    """
+    return tuple((in_size[i] - 1) * strides[i] - before[i] - after[i]
+                 + dilation[i] * (kernel[i] - 1) + 1 + extra[i] for i in range(2))
+
+
+# -- the weight as the product's right operand -------------------------------------------------
+
+_WEIGHTS: dict = {}         # (id(weight), layout, groups) -> (weakref to it, matrices)
+_LOCK = threading.Lock()
+
+
+def _permute(iohw: np.ndarray, groups: int) -> tuple:
+    """One ``(C/G, KH*KW*O/G)`` C-contiguous matrix per group, columns ordered ``(tap,
+    channel)``: ``m[g][c, t*(O/G) + o] = w[g*C/G + c, o, t // KW, t % KW]``; read-only (so
+    that :mod:`.packed_gemm` may pack and keep it)."""
+    channels, per_group_out, kh, kw = iohw.shape
+    per_group_in = channels // groups
+    matrices = []
+    for g in range(groups):
+        block = iohw[g * per_group_in:(g + 1) * per_group_in].reshape(
+            per_group_in, per_group_out, kh * kw)
+        matrix = np.ascontiguousarray(block.transpose(0, 2, 1)).reshape(per_group_in, -1)
+        matrix.flags.writeable = False
+        matrices.append(matrix)
+    return tuple(matrices)
+
+
+def _weight_matrices(weight: np.ndarray, layout: str, groups: int):
+    """``(matrices, channel_step, tap_step)``: the weight as one ``(C/G, O/G*KH*KW)`` matrix
+    per group and where output channel ``o``'s tap ``t`` is in a row
+    (``o*channel_step + t*tap_step``).
+
+    A read-only weight is permuted to ``(tap, channel)`` columns once and cached while it
+    lives (its values cannot change meanwhile); a writable IOHW one is used as stored
+    (``(channel, tap)`` columns, no copy); any other is permuted for this call.
+    """
+    iohw = weight if layout == "IOHW" else np.transpose(weight,
+                                                        [layout.index(c) for c in "IOHW"])
+    channels, per_group_out, kh, kw = iohw.shape
+    taps = kh * kw
+    if weight.flags.writeable:
+        if layout == "IOHW" and weight.flags.c_contiguous:
+            per_group_in = channels // groups
+            flat = weight.reshape(groups, per_group_in, per_group_out * taps)
+            return tuple(flat[g] for g in range(groups)), taps, 1
+        return _permute(iohw, groups), 1, per_group_out
+    key = (id(weight), layout, groups)
+    entry = _WEIGHTS.get(key)
+    if entry is not None and entry[0]() is weight:
+        return entry[1], 1, per_group_out
+    matrices = _permute(iohw, groups)
+    try:
+        # dropped when the weight is freed (bound names: still callable at interpreter exit)
+        ref = weakref.ref(weight, lambda _, key=key, pop=_WEIGHTS.pop: pop(key, None))
+    except TypeError:
+        return matrices, 1, per_group_out
+    with _LOCK:
+        _WEIGHTS[key] = (ref, matrices)
+    return matrices, 1, per_group_out
+
+
+# -- the gather col2im -------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _tap_columns(x_offset, stride, out_width, width):
+    """The input columns ``j`` in ``[lo, hi)`` with ``0 <= j*stride + x_offset < OW``."""
+    lo = 0
+    if x_offset < 0:
+        lo = (-x_offset + stride - 1) // stride
+    hi = 0
+    if out_width - 1 - x_offset >= 0:
+        hi = (out_width - 1 - x_offset) // stride + 1
+    if hi > width:
+        hi = width
+    if lo > hi:
+        lo = hi
+    return lo, hi
+
+
+@njit(cache=True)
+def _row_task(task, cols, out, first_image, channel0, per_group_out, geometry, channel_step,
+              tap_step, kinds, vectors, residual, acc, row):
+    """Compute one output row of one block of channels: gather its taps from ``cols`` into
+    ``acc`` (``(OW, CHANNEL_BLOCK)``), apply the epilogue, write ``out``."""
+    kh, kw, sh, sw, dh, dw, top, left, height, width = geometry
+    oh, ow = out.shape[2], out.shape[3]
+    blocks = (per_group_out + 15) // 16
+    y = task % oh
+    rest = task // oh
+    block = rest % blocks
+    image = rest // blocks
+    o0 = block * 16
+    count = min(16, per_group_out - o0)
+    zero = out.dtype.type(0)
+    for xo in range(ow):
+        for c in range(16):
+            acc[xo, c] = zero
+    for b in range(kh):
+        shifted = y + top - b * dh
+        if shifted < 0 or shifted % sh != 0:
+            continue
+        i = shifted // sh
+        if i >= height:
+            continue
+        for e in range(kw):
+            x_offset = e * dw - left
+            lo, hi = _tap_columns(x_offset, sw, ow, width)
+            column0 = (b * kw + e) * tap_step + o0 * channel_step
+            pixel0 = (image * height + i) * width
+            if channel_step == 1 and count == 16:
+                for j in range(lo, hi):
+                    xo = j * sw + x_offset
+                    source = cols[pixel0 + j]
+                    for c in range(16):
+                        acc[xo, c] += source[column0 + c]
+            else:
+                for j in range(lo, hi):
+                    xo = j * sw + x_offset
+                    source = cols[pixel0 + j]
+                    for c in range(count):
+                        acc[xo, c] += source[column0 + c * channel_step]
+    target_image = first_image + image
+    for c in range(count):
+        o = channel0 + o0 + c
+        for xo in range(ow):
+            row[xo] = acc[xo, c]
+        for s in range(kinds.shape[0]):
+            kind = kinds[s]
+            if kind == 0:
+                value = vectors[s, o]
+                for xo in range(ow):
+                    row[xo] += value
+            elif kind == 1:
+                value = vectors[s, o]
+                for xo in range(ow):
+                    row[xo] *= value
+            elif kind == 2:
+                for xo in range(ow):
+                    row[xo] += residual[target_image, o, y, xo]
+            else:
+                for xo in range(ow):
+                    row[xo] = max(row[xo], zero)
+        for xo in range(ow):
+            out[target_image, o, y, xo] = row[xo]
+
+
+@njit(cache=True)
+def _col2im_serial(cols, out, first_image, channel0, per_group_out, geometry, channel_step,
+                   tap_step, kinds, vectors, residual, tasks):
+    """:func:`_row_task` for tasks ``0..tasks-1`` on the calling thread."""
+    acc = np.empty((out.shape[3], 16), out.dtype)
+    row = np.empty(out.shape[3], out.dtype)
+    for task in range(tasks):
+        _row_task(task, cols, out, first_image, channel0, per_group_out, geometry,
+                  channel_step, tap_step, kinds, vectors, residual, acc, row)
+
+
+@njit(cache=True, parallel=True)
+def _col2im_parallel(cols, out, first_image, channel0, per_group_out, geometry, channel_step,
+                     tap_step, kinds, vectors, residual, tasks, chunks):
+    """:func:`_row_task` for tasks ``0..tasks-1``, ``chunks`` contiguous runs of them on
+    numba's threads (consecutive rows share input rows in cache)."""
+    for chunk in prange(chunks):
+        acc = np.empty((out.shape[3], 16), out.dtype)
+        row = np.empty(out.shape[3], out.dtype)
+        first = chunk * tasks // chunks
+        last = (chunk + 1) * tasks // chunks
+        for task in range(first, last):
+            _row_task(task, cols, out, first_image, channel0, per_group_out, geometry,
+                      channel_step, tap_step, kinds, vectors, residual, acc, row)
+
+
+def _threads() -> int:
+    from numba import config
+    return config.NUMBA_NUM_THREADS
+
+
+# -- the driver --------------------------------------------------------------------------------
+
+def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, before, groups,
+                          epilogue=None) -> None:
+    """Transposed convolution of NCHW ``x`` into NCHW ``out`` (see the module docstring).
+
+    Args:
+        x: C-contiguous ``(N, C, H, W)``.
+        weight: the weight in ``kernel_layout`` (a permutation of ``"IOHW"``).
+        kernel_layout: its layout.
+        out: C-contiguous ``(N, O, OH, OW)`` of ``x``'s dtype, overwritten.
+        strides, dilation: pairs; before: the padding removed at the top and left.
+        groups: the group count.
+        epilogue: an :class:`~jitkernels.cpu.epilogue.Epilogue` over the ``O`` channels
+            (its residual shaped like ``out``), or None.
+    """
+    batch, channels, height, width = x.shape
+    if out.size == 0:
+        return
+    kh, kw = weight.shape[kernel_layout.index("H")], weight.shape[kernel_layout.index("W")]
+    per_group_out = out.shape[1] // groups
+    per_group_in = channels // groups
+    if epilogue is None:
+        epilogue = empty(x.dtype)
+    residual = epilogue.residual
+    if residual.ndim != 4:
+        residual = residual.reshape(1, 1, 1, 1)
+    pixels = height * width
+    if pixels == 0 or channels == 0:
+        out[...] = 0
+        _apply_alone(out, epilogue, residual)
+        return
+    matrices, channel_step, tap_step = _weight_matrices(weight, kernel_layout, groups)
+    units = matrices[0].shape[1]
+    per_chunk = max(1, min(batch, COLUMNS_LIMIT // max(1, pixels * units * x.itemsize)))
+    geometry = tuple(int(v) for v in (kh, kw, strides[0], strides[1], dilation[0],
+                                       dilation[1], before[0], before[1], height, width))
+    oh = out.shape[2]
+    flat = x.reshape(batch, channels, pixels)
+    for first in range(0, batch, per_chunk):
+        images = min(per_chunk, batch - first)
+        cols = conv_core.scratch("tconv_cols", (images * pixels, units), x.dtype)
+        for g in range(groups):
+            block = flat[first:first + images, g * per_group_in:(g + 1) * per_group_in]
+            if images == 1:
+                rows = block[0].T                                   # a transposed view
+            else:
+                rows = conv_core.scratch("tconv_rows", (images, pixels, per_group_in),
+                                         x.dtype)
+                np.copyto(rows, block.transpose(0, 2, 1))
+                rows = rows.reshape(images * pixels, per_group_in)
+            if not packed_gemm.try_product(rows, matrices[g], False, cols):
+                gemm(rows, matrices[g], cols)
+            tasks = images * ((per_group_out + CHANNEL_BLOCK - 1) // CHANNEL_BLOCK) * oh
+            args = (cols, out, first, g * per_group_out, per_group_out, geometry,
+                    channel_step, tap_step, epilogue.kinds, epilogue.vectors, residual, tasks)
+            threads = _threads()
+            if threads > 1 and images * per_group_out * oh * out.shape[3] >= \
+                    PARALLEL_MIN_OUTPUTS and tasks > 1:
+                _col2im_parallel(*args, min(tasks, 4 * threads))
+            else:
+                _col2im_serial(*args)
+
+
+def _apply_alone(out, epilogue, residual) -> None:
+    """Apply ``epilogue`` to an ``out`` that holds the convolution already (numpy; only
+    for inputs without pixels or channels, where there is nothing to gather)."""
+    for s, kind in enumerate(epilogue.kinds):
+        if kind == ADD:
+            out += epilogue.vectors[s][:, None, None]
+        elif kind == MUL:
+            out *= epilogue.vectors[s][:, None, None]
+        elif kind == RESIDUAL:
+            out += residual
+        else:
+            np.maximum(out, 0, out=out)
+
+
+# -- the kernel's forms ------------------------------------------------------------------------
+
+_ATTRS: dict = {}
+
+
+def _attrs(attrs) -> tuple:
+    """A call's attributes, normalised: ``(strides, dilation, before, after, extra, groups,
+    data_layout, kernel_layout, out_layout)``; memoised on the raw values when hashable."""
+    try:
+        key = tuple((name, attrs.get(name)) for name in (
+            "strides", "dilation", "padding", "output_padding", "groups", "data_layout",
+            "kernel_layout", "out_layout"))
+        found = _ATTRS.get(key)
+    except TypeError:                   # a list-valued attribute: not hashable
+        return _normalise(attrs)
+    if found is None:
+        if len(_ATTRS) > 1024:
+            _ATTRS.clear()
+        found = _ATTRS[key] = _normalise(attrs)
+    return found
+
+
+def _normalise(attrs) -> tuple:
+    """:func:`_attrs`, computed (layouts defaulted as the op's: NCHW data, IOHW kernel)."""
+    before, after = padding_pairs(attrs.get("padding", 0), 2)
+    data_layout = attrs.get("data_layout") or "NCHW"
+    return (ntuple(attrs.get("strides", 1), 2), ntuple(attrs.get("dilation", 1), 2),
+            tuple(before), tuple(after), ntuple(attrs.get("output_padding", 0), 2),
+            int(attrs.get("groups", 1)), data_layout, attrs.get("kernel_layout") or "IOHW",
+            attrs.get("out_layout") or data_layout)
+
+
+def _out_dtype(attrs, data):
+    return np.dtype(attrs.get("out_dtype") or data.dtype)
+
+
+def _earlier(x, w, strides, dilation, before, groups, out) -> None:
+    """The earlier kernel (``W^T @ x`` per image and group, serial scatter-add): NCHW ``x``,
+    IOHW ``w``, NCHW ``out`` (overwritten)."""
+    _, in_channels, height, width = x.shape
+    _, per_group_out, kh, kw = w.shape
+    # A transposed view, not a copy: BLAS reads it with its transpose flag.
+    wt = np.ascontiguousarray(w).reshape(
+        groups, in_channels // groups, per_group_out * kh * kw).transpose(0, 2, 1)
+    cols = np.empty((per_group_out * kh * kw, height * width), x.dtype)
+    conv_core.conv2d_transpose_nchw(x, wt, out, cols, (kh, kw), strides, dilation, before,
+                                    groups)
+
+
+def _layout_ok(layout: str, letters: str) -> bool:
+    return isinstance(layout, str) and sorted(layout) == sorted(letters)
+
+
+def conv2d_transpose(data, weight, **attrs) -> tuple:
+    """``nn.conv2d_transpose`` on CPU (the reference implementation's contract): any
+    float32/float64 layouts (others transposed to NCHW/IOHW and back), other dtypes on the
+    numpy reference.
+
+    Args:
+        data: the input in ``data_layout``.
+        weight: the weight in ``kernel_layout``.
+        **attrs: the op's attributes.
+
+    Returns:
+        ``(out,)`` in ``out_layout`` and ``out_dtype``.
+    """
+    if not is_float(data, weight) or data.ndim != 4 or weight.ndim != 4:
+        return reference("nn.conv2d_transpose", (data, weight), attrs)
+    (strides, dilation, before, after, extra, groups, data_layout, kernel_layout,
+     out_layout) = _attrs(attrs)
+    if not (_layout_ok(data_layout, "NCHW") and _layout_ok(kernel_layout, "IOHW")
+            and _layout_ok(out_layout, "NCHW")):
+        return reference("nn.conv2d_transpose", (data, weight), attrs)
+    x = to_canonical(data, data_layout, "NCHW")
+    kh, kw = weight.shape[kernel_layout.index("H")], weight.shape[kernel_layout.index("W")]
+    per_group_out = weight.shape[kernel_layout.index("O")]
+    oh, ow = output_size(x.shape[2:], (kh, kw), strides, dilation, before, after, extra)
+    out = np.empty((x.shape[0], per_group_out * groups, oh, ow), x.dtype)
+    if enabled():
+        conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, before, groups)
+    else:
+        _earlier(x, to_canonical(weight, kernel_layout, "IOHW"), strides, dilation, before,
+                 groups, out)
+    out = from_canonical(out, "NCHW", out_layout)
+    return (out.astype(_out_dtype(attrs, data), copy=False),)
+
+
+def _plan(out, data, weight, attrs):
+    """``(strides, dilation, before, groups, kernel_layout)`` when the destination forms
+    apply (float32/float64, NCHW data and output, a kernel layout that permutes IOHW, the
+    output's shape and dtype, C-contiguous ``out``), else None."""
+    if (not is_float(data, weight) or data.ndim != 4 or weight.ndim != 4
+            or out.dtype != data.dtype or _out_dtype(attrs, data) != data.dtype
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        return None
+    (strides, dilation, before, after, extra, groups, data_layout, kernel_layout,
+     out_layout) = _attrs(attrs)
+    if data_layout != "NCHW" or out_layout != "NCHW" or not _layout_ok(kernel_layout, "IOHW"):
+        return None
+    kh, kw = weight.shape[kernel_layout.index("H")], weight.shape[kernel_layout.index("W")]
+    channels = weight.shape[kernel_layout.index("I")]
+    if groups < 1 or channels != data.shape[1] or channels % groups:
+        return None
+    sizes = output_size(data.shape[2:], (kh, kw), strides, dilation, before, after, extra)
+    expected = (data.shape[0], weight.shape[kernel_layout.index("O")] * groups) + sizes
+    if tuple(out.shape) != expected:
+        return None
+    return strides, dilation, before, groups, kernel_layout
+
+
+def into(out, data, weight, **attrs) -> bool:
+    """:func:`conv2d_transpose` written into ``out`` (no allocation).
+
+    Args:
+        out: the result's array (NCHW, C-contiguous, the data's dtype).
+        data, weight, **attrs: as :func:`conv2d_transpose`.
+
+    Returns:
+        False (``out`` untouched) where only :func:`conv2d_transpose` applies (other
+        dtypes or data layouts, an ``out_dtype`` other than the data's), else True.
+    """
+    plan = _plan(out, data, weight, attrs)
+    if plan is None:
+        return False
+    strides, dilation, before, groups, kernel_layout = plan
+    x = np.ascontiguousarray(data)
+    if enabled():
+        conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, before, groups)
+    else:
+        _earlier(x, to_canonical(weight, kernel_layout, "IOHW"), strides, dilation, before,
+                 groups, out)
+    return True
+
+
+def into_fused(out, data, weight, epilogue, **attrs) -> bool:
+    """:func:`into` with a fused epilogue applied to each output row as it is written.
+
+    Args:
+        out, data, weight, **attrs: as :func:`into`.
+        epilogue: an :class:`~jitkernels.cpu.epilogue.Epilogue` over the output channels
+            (axis 1), its residual (if any) shaped like ``out``.
+
+    Returns:
+        False (``out`` untouched) where :func:`into` declines, the gather kernel is switched
+        off, or the epilogue does not fit (dtype, vector length, residual shape, a step
+        kind this kernel does not know); True once ``out`` holds the result.
+    """
+    if not enabled():
+        return False
+    plan = _plan(out, data, weight, attrs)
+    if plan is None:
+        return False
+    kinds, vectors, residual = epilogue.kinds, epilogue.vectors, epilogue.residual
+    if vectors.dtype != out.dtype or vectors.ndim != 2 or vectors.shape[0] != kinds.shape[0] \
+            or any(int(k) not in _KNOWN_KINDS for k in kinds):
+        return False
+    if kinds.size and vectors.shape[1] != out.shape[1]:
+        return False
+    if RESIDUAL in kinds:
+        if residual.shape != out.shape or residual.dtype != out.dtype:
+            return False
+        epilogue = type(epilogue)(kinds, vectors, np.ascontiguousarray(residual))
+    strides, dilation, before, groups, kernel_layout = plan
+    conv2d_transpose_nchw(np.ascontiguousarray(data), weight, kernel_layout, out, strides,
+                          dilation, before, groups, epilogue)
+    return True
