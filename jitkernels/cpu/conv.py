@@ -24,6 +24,7 @@ import numpy as np
 from .. import register_kernel
 from .._geometry import (SPATIAL, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
                          padding_pairs, reference, to3, to_canonical)
+from . import conv_transpose
 from . import conv_core, depthwise, direct_conv, winograd
 
 
@@ -307,28 +308,10 @@ conv3d = register_kernel("nn.conv3d")(_conv_nd("nn.conv3d", 3))
 
 @register_kernel("nn.conv2d_transpose")
 def conv2d_transpose(data, weight, **attrs):
-    """``nn.conv2d_transpose`` on CPU: GEMM per image and group, then a col2im scatter-add."""
-    if not is_float(data, weight) or data.ndim != 4 or weight.ndim != 4:
-        return reference("nn.conv2d_transpose", (data, weight), attrs)
-    strides = ntuple(attrs.get("strides", 1), 2)
-    dilation = ntuple(attrs.get("dilation", 1), 2)
-    extra = ntuple(attrs.get("output_padding", 0), 2)
-    before, after = padding_pairs(attrs.get("padding", 0), 2)
-    groups = int(attrs.get("groups", 1))
-    data_layout = attrs.get("data_layout") or "NCHW"
-    x = to_canonical(data, data_layout, "NCHW")
-    w = to_canonical(weight, attrs.get("kernel_layout") or "IOHW", "IOHW")
-    batch, in_channels, height, width = x.shape
-    _, per_group_out, kh, kw = w.shape
-    oh, ow = ((x.shape[2 + i] - 1) * strides[i] - before[i] - after[i]
-              + dilation[i] * ((kh, kw)[i] - 1) + 1 + extra[i] for i in range(2))
-    # A transposed view, not a copy: BLAS reads it with its transpose flag (copying a
-    # 1024x512x4x4 weight cost ~50 ms per call).
-    wt = np.ascontiguousarray(w).reshape(
-        groups, in_channels // groups, per_group_out * kh * kw).transpose(0, 2, 1)
-    out = np.empty((batch, per_group_out * groups, oh, ow), x.dtype)
-    cols = np.empty((per_group_out * kh * kw, height * width), x.dtype)
-    conv_core.conv2d_transpose_nchw(x, wt, out, cols, (kh, kw), strides, dilation, before,
-                                    groups)
-    out = from_canonical(out, "NCHW", attrs.get("out_layout") or data_layout)
-    return (out.astype(_out_dtype(attrs, data), copy=False),)
+    """``nn.conv2d_transpose`` on CPU: the pixel-row GEMM and parallel gather col2im of
+    :mod:`jitkernels.cpu.conv_transpose` (its ``into``/``into_fused`` forms too)."""
+    return conv_transpose.conv2d_transpose(data, weight, **attrs)
+
+
+conv2d_transpose.into = conv_transpose.into
+conv2d_transpose.into_fused = conv_transpose.into_fused
