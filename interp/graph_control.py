@@ -209,7 +209,8 @@ def control_kernel(name: str, description: dict, lookup):
                                 int(description["num_state"]), int(description["num_outer"]),
                                 consts)
             return LoopKernel(name, graphs, bodies, lookup)
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, IRError) as error:
+        # IRError: a part graph's JSON that parse_graph refuses.
         raise IRError(f"control-flow node {name!r}: malformed {kind} description in the "
                       f"library ({type(error).__name__}: {error})") from None
     raise IRError(f"control-flow node {name!r}: unknown kind {kind!r} in the library")
