@@ -19,6 +19,11 @@ called as ``mk(c, a, bp, i0, jb, steps, lda)``: ``c`` the ``(6, 64)`` scratch th
 stored to (row-major, ``c[r, :]`` for ``r < rows``), ``a`` the rows (row ``i0 + r`` at
 element offset ``(i0 + r) * lda``), ``bp`` the packed weight (column block ``jb``), ``steps``
 the depth loop's trip count.
+
+:func:`segmented_micro_kernels` makes float32 variants whose depth loop is ``segments x
+steps`` (each segment's run of ``a`` starting a fixed stride after the last one, the
+accumulators kept in registers across segments), 64 or 32 columns wide: the implicit-GEMM
+convolution (:mod:`jitkernels.cpu.implicit_conv`) runs on them.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["BLOCK_COLUMNS", "FLOAT32", "KernelKind", "MAX_ROWS", "UINT8_INT8", "micro_kernels"]
+__all__ = ["BLOCK_COLUMNS", "FLOAT32", "KernelKind", "MAX_ROWS", "SEGMENTED_SHAPES",
+           "UINT8_INT8", "micro_kernels", "segmented_micro_kernels"]
 
 BLOCK_COLUMNS = 64
 """Columns of one block (four 16-lane vectors)."""
@@ -158,3 +164,147 @@ def micro_kernels(kind: KernelKind) -> list:
         kind: :data:`FLOAT32` or :data:`UINT8_INT8`.
     """
     return [_make(kind, rows) for rows in range(1, MAX_ROWS + 1)]
+
+
+# -- the segmented variant: a depth loop of segments x steps (implicit-GEMM convolution) ----------
+
+SEGMENTED_SHAPES = {64: 6, 32: 10}
+"""Column widths of the segmented float32 kernels and their largest row count: 6 x 4 or
+10 x 2 zmm accumulators. LLVM loads every row's broadcast before the step's multiply-adds,
+so accumulators + weight vectors + broadcasts should fit the 32 registers: 12 x 2 (38)
+spilled and ran at 83-85 GFLOP/s on one core where 10 x 2 (32) ran at 111-117 and 6 x 4 (34,
+two spills) at 103-118 (measured on conv-shaped operands)."""
+
+
+def _make_segmented(columns: int, rows: int):
+    """The float32 segmented intrinsic for ``rows`` rows of ``columns`` (64 or 32) columns."""
+    from llvmlite import ir
+
+    vectors = columns // 16
+
+    @intrinsic
+    def segmented_kernel(typingctx, c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps,
+                         seg_stride):
+        sig = types.void(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg_stride)
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            ints = [context.cast(builder, args[i], signature.args[i], types.int64)
+                    for i in (1, 2, 4, 5, 7, 8, 9, 10)]
+            c_off, ldc, a_off, lda, b_off, segments, steps, seg_stride = ints
+            f32 = ir.FloatType()
+            v16 = ir.VectorType(f32, 16)
+            name = "llvm.fma.v16f32"
+            fma = builder.module.globals.get(name) or ir.Function(
+                builder.module, ir.FunctionType(v16, [v16, v16, v16]), name)
+            c_ptr, a_ptr, b_ptr = [
+                builder.bitcast(cgutils.create_struct_proxy(signature.args[i])(
+                    context, builder, value=args[i]).data, f32.as_pointer()) for i in (0, 3, 6)]
+            const = lambda v: ir.Constant(i64, v)            # noqa: E731
+            a_base = builder.gep(a_ptr, [a_off])
+            b_base = builder.gep(b_ptr, [b_off])
+            zero, undef = ir.Constant(v16, None), ir.Constant(v16, ir.Undefined)
+            splat_mask = ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16)
+            label = f"seg{columns}x{rows}"
+            entry = builder.block
+            outer = builder.append_basic_block(f"{label}.segment")
+            inner = builder.append_basic_block(f"{label}.step")
+            latch = builder.append_basic_block(f"{label}.next")
+            done = builder.append_basic_block(f"{label}.done")
+            nonempty = builder.and_(builder.icmp_signed(">", segments, const(0)),
+                                    builder.icmp_signed(">", steps, const(0)))
+            builder.cbranch(nonempty, outer, done)
+            # outer loop: one segment (its a run starts seg_stride further than the last)
+            builder.position_at_end(outer)
+            s = builder.phi(i64)
+            s.add_incoming(const(0), entry)
+            acc_o = [[builder.phi(v16) for _ in range(vectors)] for _ in range(rows)]
+            for row in acc_o:
+                for phi in row:
+                    phi.add_incoming(zero, entry)
+            a_seg = builder.gep(a_base, [builder.mul(s, seg_stride)])
+            b_seg = builder.gep(b_base, [builder.mul(builder.mul(s, steps), const(columns))])
+            builder.branch(inner)
+            # inner loop: one depth step (one weight panel, one element of each row)
+            builder.position_at_end(inner)
+            k = builder.phi(i64)
+            k.add_incoming(const(0), outer)
+            acc = [[builder.phi(v16) for _ in range(vectors)] for _ in range(rows)]
+            for r in range(rows):
+                for v in range(vectors):
+                    acc[r][v].add_incoming(acc_o[r][v], outer)
+            panel = builder.gep(b_seg, [builder.mul(k, const(columns))])
+            weights = [builder.load(builder.bitcast(builder.gep(panel, [const(16 * v)]),
+                                                    v16.as_pointer()), align=4)
+                       for v in range(vectors)]
+            new = []
+            for r in range(rows):
+                where = builder.gep(a_seg, [builder.add(builder.mul(const(r), lda), k)])
+                splat = builder.shuffle_vector(
+                    builder.insert_element(undef, builder.load(where, align=4),
+                                           ir.Constant(ir.IntType(32), 0)),
+                    undef, splat_mask)
+                new.append([builder.call(fma, [splat, weights[v], acc[r][v]])
+                            for v in range(vectors)])
+            k_next = builder.add(k, const(1))
+            k.add_incoming(k_next, inner)
+            for r in range(rows):
+                for v in range(vectors):
+                    acc[r][v].add_incoming(new[r][v], inner)
+            builder.cbranch(builder.icmp_signed("<", k_next, steps), inner, latch)
+            # next segment
+            builder.position_at_end(latch)
+            s_next = builder.add(s, const(1))
+            s.add_incoming(s_next, latch)
+            for r in range(rows):
+                for v in range(vectors):
+                    acc_o[r][v].add_incoming(new[r][v], latch)
+            builder.cbranch(builder.icmp_signed("<", s_next, segments), outer, done)
+            # store the block
+            builder.position_at_end(done)
+            finals = []
+            for r in range(rows):                       # the phis first: LLVM's rule
+                for v in range(vectors):
+                    final = builder.phi(v16)
+                    final.add_incoming(zero, entry)
+                    final.add_incoming(new[r][v], latch)
+                    finals.append((r, v, final))
+            c_base = builder.gep(c_ptr, [c_off])
+            for r, v, final in finals:
+                where = builder.gep(c_base, [builder.add(builder.mul(const(r), ldc),
+                                                         const(16 * v))])
+                builder.store(final, builder.bitcast(where, v16.as_pointer()), align=4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return segmented_kernel
+
+
+def segmented_micro_kernels(columns: int = BLOCK_COLUMNS) -> list:
+    """float32 intrinsics whose depth loop is ``segments x steps``, for blocks of 1 to
+    ``SEGMENTED_SHAPES[columns]`` rows of ``columns`` columns (index: rows - 1).
+
+    The implicit-GEMM convolution (:mod:`jitkernels.cpu.implicit_conv`) reads each output
+    pixel's window as ``KH`` runs of one zero-padded NHWC image, one run per kernel row; the
+    accumulators stay in registers across the runs. Each kernel is called as
+    ``mk(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg_stride)`` (arrays
+    float32 and C-contiguous, offsets in elements)::
+
+        c[c_off + r*ldc + j] = sum over s < segments, k < steps of
+            a[a_off + r*lda + s*seg_stride + k] * bp[b_off + (s*steps + k)*columns + j]
+
+    for ``r < rows`` and ``j < columns``, accumulated in (s, k) order with fused multiply-adds
+    (``c`` is overwritten, not added to).
+
+    Args:
+        columns: 64 (four 16-lane vectors, up to 6 rows) or 32 (two vectors, up to 10 rows).
+
+    Raises:
+        irlib.errors.IRError: ``columns`` is neither.
+    """
+    if columns not in SEGMENTED_SHAPES:
+        from irlib.errors import IRError
+        raise IRError(f"segmented_micro_kernels: columns must be one of "
+                         f"{sorted(SEGMENTED_SHAPES)}, got {columns}")
+    return [_make_segmented(columns, rows) for rows in range(1, SEGMENTED_SHAPES[columns] + 1)]

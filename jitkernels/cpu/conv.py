@@ -25,7 +25,7 @@ from .. import register_kernel
 from .._geometry import (SPATIAL, as_ncdhw, conv_out, from_canonical, is_float, ntuple,
                          padding_pairs, reference, to3, to_canonical)
 from . import conv_transpose
-from . import conv_core, depthwise, direct_conv, winograd
+from . import conv_core, depthwise, direct_conv, implicit_conv, winograd
 
 
 def prefers_channels_last(data_shape, weight_shape, groups: int, dtype) -> bool:
@@ -278,6 +278,11 @@ def _conv2d_nhwc(data, weight, strides, dilation, before, after, result=None, ep
            else result.reshape(batch, oh * ow, out_channels))
     pointwise = (kh, kw) == (1, 1) and strides == (1, 1) and not any(before) \
         and not any(after)
+    if weight.dtype == x.dtype and implicit_conv.pays(channels, out_channels, (kh, kw), strides,
+                                                      dilation, batch * oh * ow, x.dtype):
+        # the implicit-GEMM kernel (issue #17; IRLIB_IMPLICIT_CONV=0 turns it off)
+        implicit_conv.conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue)
+        return out.reshape(batch, oh, ow, out_channels)
     if not pointwise and direct_conv.direct_pays(channels, out_channels, (kh, kw),
                                                  batch * oh * ow):
         direct_conv.conv2d_direct(x, w, out.reshape(batch, oh, ow, out_channels), (kh, kw),

@@ -1,0 +1,428 @@
+"""Implicit-GEMM NHWC convolution on the segmented register-blocked micro-kernel (issue #17).
+
+The layers this module is for are KxK convolutions with few input channels (a conv net's
+first layer, 3 -> 32/64 channels, 3x3 to 7x7, stride 2) or a mid-sized window over a
+moderate channel count (SqueezeNet's 3x3 16 -> 64, Inception's 5x5 48 -> 64). im2col +
+GEMM spends much of its time copying windows and hands BLAS a GEMM with a short inner
+dimension; the per-tap GEMMs read the output once per tap. Here no column matrix is built
+and every output value is written once.
+
+Strategy:
+
+* **One padded copy.** The NHWC image is copied once per call into a zero-padded scratch
+  buffer ``(N, Hp, Wp, C)`` (none when the layer has no padding). With dilation 1 along the
+  width, the window row ``b`` of output pixel ``(i, j)`` -- ``KW*C`` values -- is then ONE
+  contiguous run of padded row ``i*sh + b*dh``, starting at column ``j*sw``.
+* **Blocks of output pixels as GEMM rows.** ``R`` consecutive output pixels of one output
+  row are ``R`` rows of a GEMM operand, ``sw*C`` elements apart; the HWIO weight, read as
+  the ``(KH*KW*C, O)`` matrix it already is, is packed once per constant weight into column
+  panels ``(ceil(O / cols), KH*KW*C, cols)`` (zeros past ``O``).
+* **Segmented micro-kernel.** :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`
+  runs the block's whole depth as ``KH`` segments of ``KW*C`` steps, the next segment one
+  padded row (``dh*Wp*C`` elements) further on; its ``R x cols`` accumulators (24 zmm
+  registers: 6 x 64 columns, or 20 for 10 x 32) stay in registers across all segments: no im2col,
+  no partial sums in memory. The 32-column kernel serves layers with at most 32 output
+  channels (a 64-column panel would be half zeros).
+* **Epilogue, then store.** The block goes to a small scratch tile in L1, where the fused
+  epilogue (:mod:`jitkernels.cpu.epilogue`: per-channel add/multiply, residual, ReLU) is
+  applied before the valid columns are stored into the output (a tail block of fewer than
+  ``R`` pixels uses the kernel with that many rows).
+* **Task order and threads.** One task is one output row of one image for one column
+  panel. Tasks run panel by panel when the packed weight is larger than the padded input
+  (a panel then stays in L2 across rows), else row by row (the rows' input stays in cache
+  across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` run their tasks (and the
+  padded copy) in chunks on numba's threads (``prange``).
+
+Each output is accumulated in (kernel row, kernel column, channel) order with fused
+multiply-adds, so it agrees with a float64 reference to float32 rounding.
+
+Cost rule (:func:`pays`, measured per layer against the direct kernel, Winograd and
+im2col + GEMM; docs/kernels.md): float32, one group, dilation 1 along the width, AVX-512 on
+the CPU, not a stride-1 1x1 convolution (a plain GEMM), and a window whose inner dimension
+``KH*KW*C`` is at most :data:`MAX_INNER`. ``IRLIB_IMPLICIT_CONV=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import weakref
+
+import numpy as np
+from numba import get_num_threads, njit, prange, uint64
+
+from .broadcast_kernel import segmented_micro_kernels
+from .conv_core import scratch
+from .epilogue import empty
+
+__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "PARALLEL_MIN_FLOPS", "available",
+           "conv2d_nhwc", "enabled", "pack", "packed_weight", "panel_columns", "pays"]
+
+ENV_SWITCH = "IRLIB_IMPLICIT_CONV"
+"""Environment variable: ``0`` (``off``/``false``/``no``) keeps every convolution on the
+other paths (read at each call)."""
+
+MIN_OUT_CHANNELS = 17
+"""Fewest output channels: narrower layers keep the direct kernel (:mod:`.direct_conv`),
+which vectorises over pixels (keyword spotting's 1->8 and 8->8 3x3 layers ran 1.2-1.5x
+slower here on a 32-column panel mostly of zeros, 16->16 3x3 layers 1.0-1.06x)."""
+
+MAX_INNER = 4096
+"""Largest inner dimension ``KH*KW*C`` the cost rule sends here."""
+
+PARALLEL_MIN_FLOPS = 2e6
+"""Layers with fewer flops run on the calling thread (a parallel region costs ~10-20 us)."""
+
+CHUNKS_PER_THREAD = 4
+"""Task chunks per numba thread (for balance when another process holds a core)."""
+
+
+def enabled() -> bool:
+    """Whether the implicit-GEMM kernel may be chosen (:data:`ENV_SWITCH`)."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+_AVX512 = None
+
+
+def available() -> bool:
+    """Whether the CPU has AVX-512 F (the micro-kernel's 16-lane vectors) and the kernel is
+    :func:`enabled`."""
+    global _AVX512
+    if not enabled():
+        return False
+    if _AVX512 is None:
+        try:
+            import llvmlite.binding as llvm
+            _AVX512 = bool(llvm.get_host_cpu_features().get("avx512f", False))
+        except Exception:  # noqa: BLE001 - no feature query: keep the other paths
+            _AVX512 = False
+    return _AVX512
+
+
+def panel_columns(out_channels: int) -> int:
+    """Columns of the weight panels for ``out_channels``: 32 up to 32 channels, else 64."""
+    return 32 if out_channels <= 32 else 64
+
+
+# -- the micro-kernels -----------------------------------------------------------------------
+
+(_a1, _a2, _a3, _a4, _a5, _a6) = segmented_micro_kernels(64)
+(_b1, _b2, _b3, _b4, _b5, _b6, _b7, _b8, _b9, _b10) = segmented_micro_kernels(32)
+
+
+@njit(cache=True)
+def _kernel64(rows, c, a, a_off, lda, bp, b_off, segments, steps, seg):
+    if rows == 6:
+        _a6(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 5:
+        _a5(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 4:
+        _a4(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 3:
+        _a3(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 2:
+        _a2(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+    else:
+        _a1(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+
+
+@njit(cache=True)
+def _kernel32(rows, c, a, a_off, lda, bp, b_off, segments, steps, seg):
+    if rows == 10:
+        _b10(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 9:
+        _b9(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 8:
+        _b8(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 7:
+        _b7(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 6:
+        _b6(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 5:
+        _b5(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 4:
+        _b4(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 3:
+        _b3(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    elif rows == 2:
+        _b2(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+    else:
+        _b1(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+
+
+# -- the convolution -------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _finish(tile, count, cols, width, out, obase, channels, c0, kinds, vectors, residual):
+    """Apply the epilogue to the ``count x width`` block in ``tile`` and store it at
+    ``out[obase + r*channels + j]`` (flat arrays; ``c0``: the block's first channel).
+    Unsigned indices let LLVM vectorise the column loops."""
+    w = uint64(width)
+    first = uint64(c0)
+    zero = np.float32(0)
+    for s in range(kinds.shape[0]):
+        kind = kinds[s]
+        vec = vectors[s]
+        for r in range(count):
+            t = uint64(r * cols)
+            o = uint64(obase + r * channels)
+            if kind == 0:
+                for j in range(w):
+                    tile[t + j] += vec[first + j]
+            elif kind == 1:
+                for j in range(w):
+                    tile[t + j] *= vec[first + j]
+            elif kind == 2:
+                for j in range(w):
+                    tile[t + j] += residual[o + j]
+            else:
+                for j in range(w):
+                    tile[t + j] = max(tile[t + j], zero)
+    for r in range(count):
+        t = uint64(r * cols)
+        o = uint64(obase + r * channels)
+        for j in range(w):
+            out[o + j] = tile[t + j]
+
+
+@njit(cache=True)
+def _tasks(padded, bp, out, geometry, first, last, tile, kinds, vectors, residual):
+    """Run tasks ``first:last`` of ``N*OH*panels``, each one output row of one image for one
+    column panel: panel-major (``geometry[14]``: task ``t`` is panel ``t // (N*OH)``) or
+    row-major (panel ``t % panels``).
+
+    ``geometry`` = ``(Hp, Wp, C, OH, OW, O, KH, KW, sh, sw, dh, cols, top, left,
+    panel_major)``; ``padded`` the flat zero-padded image, ``bp`` the flat packed weight,
+    ``out`` the flat output.
+    """
+    hp, wp, channels, oh, ow, out_channels = (geometry[0], geometry[1], geometry[2],
+                                              geometry[3], geometry[4], geometry[5])
+    kh, kw, sh, sw, dh, cols = (geometry[6], geometry[7], geometry[8], geometry[9],
+                                geometry[10], geometry[11])
+    panels = (out_channels + cols - 1) // cols
+    depth = kh * kw * channels
+    steps = kw * channels
+    seg = dh * wp * channels
+    lda = sw * channels
+    block = 6 if cols == 64 else 10
+    rflat = residual.reshape(-1)
+    rows = padded.shape[0] // (hp * wp * channels) * oh
+    for t in range(first, last):
+        if geometry[14]:                    # panel-major: a panel stays in L2 across rows
+            jb = t // rows
+            row = t - jb * rows
+        else:                               # row-major: the input rows stay in cache
+            jb = t % panels
+            row = t // panels
+        n = row // oh
+        i = row - n * oh
+        c0 = jb * cols
+        width = min(cols, out_channels - c0)
+        b_off = jb * depth * cols
+        a_row = ((n * hp + i * sh) * wp) * channels
+        o_row = (n * oh + i) * ow
+        for j0 in range(0, ow, block):
+            count = min(block, ow - j0)
+            a_off = a_row + j0 * lda
+            if cols == 64:
+                _kernel64(count, tile, padded, a_off, lda, bp, b_off, kh, steps, seg)
+            else:
+                _kernel32(count, tile, padded, a_off, lda, bp, b_off, kh, steps, seg)
+            _finish(tile, count, cols, width, out, (o_row + j0) * out_channels + c0,
+                    out_channels, c0, kinds, vectors, rflat)
+
+
+@njit(cache=True)
+def _pad_rows(x, padded, top, left, first, last):
+    """Rows ``first:last`` (over images x padded rows) of :func:`_pad`."""
+    batch, height, width, channels = x.shape
+    hp, wp = padded.shape[1], padded.shape[2]
+    run = uint64(width * channels)
+    lead = uint64(left * channels)
+    line = uint64(wp * channels)
+    src = x.reshape(-1)
+    dst = padded.reshape(-1)
+    zero = np.float32(0)
+    for row in range(first, last):
+        n = row // hp
+        y = row - n * hp - top
+        base = uint64(row) * line
+        if y < 0 or y >= height:
+            for k in range(line):
+                dst[base + k] = zero
+            continue
+        start = uint64((n * height + y) * width * channels)
+        for k in range(lead):
+            dst[base + k] = zero
+        for k in range(run):
+            dst[base + lead + k] = src[start + k]
+        for k in range(lead + run, line):
+            dst[base + k] = zero
+
+
+@njit(cache=True)
+def _pad(x, padded, top, left):
+    """Copy ``x`` ``(N, H, W, C)`` into ``padded`` ``(N, Hp, Wp, C)`` at ``(top, left)``,
+    zeros around it (the buffer is reused: every element is written), a padded row at a
+    time (contiguous runs)."""
+    _pad_rows(x, padded, top, left, 0, x.shape[0] * padded.shape[1])
+
+
+@njit(cache=True)
+def _run_serial(x, padded, pad, bp, out, geometry, kinds, vectors, residual):
+    """The whole convolution on the calling thread, in one compiled call."""
+    if pad:
+        _pad(x, padded, geometry[12], geometry[13])
+    cols = geometry[11]
+    panels = (geometry[5] + cols - 1) // cols
+    tasks = x.shape[0] * geometry[3] * panels
+    tile = np.empty(12 * 64, np.float32)
+    _tasks(padded.reshape(-1), bp.reshape(-1), out.reshape(-1), geometry, 0, tasks, tile,
+           kinds, vectors, residual)
+
+
+@njit(cache=True, parallel=True)
+def _run_parallel(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks):
+    """:func:`_run_serial` with the padding and the tasks in ``chunks`` parts on numba's
+    threads."""
+    if pad:
+        lines = x.shape[0] * padded.shape[1]
+        for chunk in prange(chunks):
+            _pad_rows(x, padded, geometry[12], geometry[13], chunk * lines // chunks,
+                      (chunk + 1) * lines // chunks)
+    cols = geometry[11]
+    panels = (geometry[5] + cols - 1) // cols
+    tasks = x.shape[0] * geometry[3] * panels
+    flat_in, flat_w, flat_out = padded.reshape(-1), bp.reshape(-1), out.reshape(-1)
+    for chunk in prange(chunks):
+        tile = np.empty(12 * 64, np.float32)
+        _tasks(flat_in, flat_w, flat_out, geometry, chunk * tasks // chunks,
+               (chunk + 1) * tasks // chunks, tile, kinds, vectors, residual)
+
+
+# -- weights ---------------------------------------------------------------------------------
+
+def pack(weight: np.ndarray, columns: int) -> np.ndarray:
+    """The HWIO ``weight`` ``(KH, KW, C, O)`` as float32 column panels
+    ``(ceil(O / columns), KH*KW*C, columns)``: ``packed[p, k, j] = W[k, columns*p + j]`` for
+    ``W`` the ``(KH*KW*C, O)`` matrix, zeros past ``O``.
+
+    Args:
+        weight: the HWIO weight (any dtype convertible to float32).
+        columns: 32 or 64 (:func:`panel_columns`).
+    """
+    out_channels = weight.shape[3]
+    depth = math.prod(weight.shape[:3])
+    panels = -(-out_channels // columns)
+    padded = np.zeros((depth, panels * columns), np.float32)
+    padded[:, :out_channels] = weight.reshape(depth, out_channels)
+    return np.ascontiguousarray(padded.reshape(depth, panels, columns).transpose(1, 0, 2))
+
+
+_PACKED: dict = {}          # (id(weight), columns) -> (weakref to it, packed weight)
+_LOCK = threading.Lock()
+
+
+def _forget(key) -> None:
+    with _LOCK:
+        _PACKED.pop(key, None)
+
+
+def packed_weight(weight: np.ndarray, columns: int) -> np.ndarray:
+    """:func:`pack` of ``weight``, cached while ``weight`` lives when it is read-only (a
+    built graph's bound weights are: their values cannot change), else packed now.
+
+    Args:
+        weight: the HWIO weight.
+        columns: 32 or 64.
+    """
+    if weight.flags.writeable:
+        return pack(weight, columns)
+    key = (id(weight), columns)
+    entry = _PACKED.get(key)
+    if entry is not None and entry[0]() is weight:
+        return entry[1]
+    packed = pack(weight, columns)
+    try:
+        ref = weakref.ref(weight, lambda _, key=key: _forget(key))
+    except TypeError:
+        return packed
+    with _LOCK:
+        _PACKED[key] = (ref, packed)
+    return packed
+
+
+# -- the entry point and its cost rule -------------------------------------------------------
+
+def pays(channels: int, out_channels: int, kernel, strides, dilation, out_positions: int,
+         dtype=np.float32) -> bool:
+    """The cost rule: whether this kernel runs the layer (see the module docstring).
+
+    Args:
+        channels, out_channels: input and output channels (one group).
+        kernel, strides, dilation: pairs (H, W).
+        out_positions: output pixels per image times the batch.
+        dtype: the data's (and weight's) dtype.
+    """
+    if np.dtype(dtype) != np.float32 or dilation[1] != 1 or out_positions == 0:
+        return False
+    if tuple(kernel) == (1, 1) and tuple(strides) == (1, 1):
+        return False
+    if out_channels < MIN_OUT_CHANNELS or kernel[0] * kernel[1] * channels > MAX_INNER:
+        return False
+    return available()
+
+
+def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
+                threads=None) -> None:
+    """NHWC/HWIO float32 convolution of ``x`` into ``out`` on the segmented micro-kernel.
+
+    Args:
+        x: C-contiguous float32 ``(N, H, W, C)``.
+        weight: float32 HWIO ``(KH, KW, C, O)`` (packed once and cached when read-only).
+        out: C-contiguous float32 ``(N, OH, OW, O)`` (any shape with that many elements in
+            that order), overwritten.
+        strides, dilation: pairs (H, W); the width dilation must be 1.
+        before, after: the zero padding before and after each spatial axis (pairs).
+        epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue` applied to each block before
+            it is stored (its residual shaped like the output), or None.
+        threads: numba threads to use (default: numba's count); below
+            :data:`PARALLEL_MIN_FLOPS` the layer runs on the calling thread.
+
+    Raises:
+        irlib.errors.IRError: the width dilation is not 1, or ``out`` has the wrong size.
+    """
+    batch, height, width, channels = x.shape
+    kh, kw, _, out_channels = weight.shape
+    hp, wp = height + before[0] + after[0], width + before[1] + after[1]
+    oh = (hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wp - kw) // strides[1] + 1
+    if dilation[1] != 1 or out.size != batch * max(oh, 0) * max(ow, 0) * out_channels:
+        from irlib.errors import IRError
+        raise IRError(f"implicit_conv.conv2d_nhwc: data {x.shape}, weight {weight.shape}, "
+                      f"dilation {tuple(dilation)}, output of {out.size} elements: needs a "
+                      f"width dilation of 1 and a ({batch}, {oh}, {ow}, {out_channels}) "
+                      f"output")
+    if out.size == 0:
+        return
+    cols = panel_columns(out_channels)
+    bp = packed_weight(weight, cols)
+    pad = bool(before[0] or before[1] or after[0] or after[1])
+    padded = scratch("implicit_pad", (batch, hp, wp, channels), np.float32) if pad else x
+    steps = epilogue if epilogue is not None else empty(np.float32)
+    panel_major = bp.size > batch * hp * wp * channels
+    geometry = tuple(int(v) for v in (hp, wp, channels, oh, ow, out_channels, kh, kw,
+                                      strides[0], strides[1], dilation[0], cols, before[0],
+                                      before[1], panel_major))
+    flops = 2.0 * out.size * kh * kw * channels
+    tasks = batch * oh * -(-out_channels // cols)
+    if threads is None and flops >= PARALLEL_MIN_FLOPS:
+        threads = get_num_threads()
+    if flops < PARALLEL_MIN_FLOPS or threads is None or threads <= 1 or tasks == 1:
+        _run_serial(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors,
+                    steps.residual)
+        return
+    _run_parallel(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors,
+                  steps.residual, min(tasks, threads * CHUNKS_PER_THREAD))

@@ -1,0 +1,257 @@
+"""The implicit-GEMM NHWC convolution (jitkernels/cpu/implicit_conv.py) and its segmented
+micro-kernels (jitkernels/cpu/broadcast_kernel.py): the kernels against the sum they
+define, written here in numpy; the convolution against a numpy convolution in float64
+(hypothesis over channels, output channels on both panel widths and past a panel, kernel
+sizes, strides, asymmetric padding, height dilation, odd sizes and row tails, batch,
+every fused epilogue kind, serial and parallel, row- and panel-major task orders); the
+weight cache; the cost rule, the ``IRLIB_IMPLICIT_CONV`` switch and the hook in the conv
+kernel; the errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+import jitkernels
+from irlib.errors import IRError
+from irlib.op import get_def
+from irlib.testing.budget import examples
+from jitkernels.cpu import implicit_conv
+from jitkernels.cpu.broadcast_kernel import SEGMENTED_SHAPES, segmented_micro_kernels
+from jitkernels.cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
+from helpers import apply_epilogue_steps
+
+KERNELS = {cols: segmented_micro_kernels(cols) for cols in SEGMENTED_SHAPES}
+
+
+def _caller(kernel):
+    @njit
+    def call(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg):
+        kernel(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg)
+    return call
+
+
+CALLERS = {(cols, rows): _caller(k) for cols, ks in KERNELS.items()
+           for rows, k in enumerate(ks, start=1)}
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(cols=st.sampled_from(sorted(SEGMENTED_SHAPES)), data=st.data())
+def test_segmented_kernel_matches_its_sum(cols, data):
+    rows = data.draw(st.integers(1, SEGMENTED_SHAPES[cols]))
+    segments = data.draw(st.integers(0, 4))
+    steps = data.draw(st.integers(0, 13))
+    seg = data.draw(st.integers(0, 40))
+    lda = data.draw(st.integers(0, 9))
+    a_off, b_off, c_off = (data.draw(st.integers(0, 5)), data.draw(st.integers(0, 3)) * cols,
+                           data.draw(st.integers(0, 7)))
+    ldc = cols + data.draw(st.integers(0, 5))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    a = rng.standard_normal(a_off + rows * lda + segments * seg + steps + 1).astype(np.float32)
+    bp = rng.standard_normal(b_off + segments * steps * cols + 1).astype(np.float32)
+    c = np.full(c_off + rows * ldc + 3, 7.0, np.float32)
+    CALLERS[(cols, rows)](c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg)
+    expected = np.zeros((rows, cols))
+    for r in range(rows):
+        for s in range(segments):
+            for k in range(steps):
+                expected[r] += (np.float64(a[a_off + r * lda + s * seg + k])
+                                * bp[b_off + (s * steps + k) * cols:
+                                     b_off + (s * steps + k + 1) * cols])
+    got = np.stack([c[c_off + r * ldc:c_off + r * ldc + cols] for r in range(rows)])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    untouched = np.ones(c.size, bool)
+    for r in range(rows):
+        untouched[c_off + r * ldc:c_off + r * ldc + cols] = False
+    assert (c[untouched] == 7.0).all()
+
+
+def test_segmented_kernels_reject_other_widths():
+    with pytest.raises(IRError, match="columns must be one of"):
+        segmented_micro_kernels(48)
+
+
+def numpy_conv_nhwc(x, w, strides, dilation, before, after):
+    """NHWC data, HWIO weight: a sum over taps of strided windows of the zero-padded image,
+    in float64."""
+    padded = np.pad(x.astype(np.float64), ((0, 0), (before[0], after[0]),
+                                           (before[1], after[1]), (0, 0)))
+    kh, kw = w.shape[:2]
+    oh = (padded.shape[1] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (padded.shape[2] - dilation[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((x.shape[0], oh, ow, w.shape[3]))
+    for b in range(kh):
+        for e in range(kw):
+            window = padded[:, b * dilation[0]:b * dilation[0] + strides[0] * (oh - 1) + 1:
+                            strides[0],
+                            e * dilation[1]:e * dilation[1] + strides[1] * (ow - 1) + 1:
+                            strides[1], :]
+            out += window @ w[b, e].astype(np.float64)
+    return out
+
+
+@st.composite
+def layers(draw):
+    """(x shape, weight shape, strides, dilation, before, after, seed)."""
+    channels = draw(st.one_of(st.integers(1, 4), st.integers(5, 40)))
+    out_channels = draw(st.one_of(st.integers(17, 33), st.integers(60, 70),
+                                  st.integers(120, 135)))
+    kernel = (draw(st.integers(1, 7)), draw(st.integers(1, 7)))
+    strides = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    dilation = (draw(st.integers(1, 2)), 1)
+    before = (draw(st.integers(0, 3)), draw(st.integers(0, 3)))
+    after = (draw(st.integers(0, 3)), draw(st.integers(0, 3)))
+    size = tuple(draw(st.integers(max(1, dilation[i] * (kernel[i] - 1) + 1 - before[i]
+                                       - after[i]), 25)) for i in range(2))
+    batch = draw(st.integers(1, 2))
+    return ((batch,) + size + (channels,), kernel + (channels, out_channels), strides,
+            dilation, before, after, draw(st.integers(0, 2 ** 16)))
+
+
+def _epilogue(draw, rng, out_shape):
+    kinds = draw(st.lists(st.sampled_from([ADD, MUL, RESIDUAL, RELU]), max_size=4))
+    if kinds.count(RESIDUAL) > 1:
+        kinds = [k for k in kinds if k != RESIDUAL] + [RESIDUAL]
+    vectors = rng.standard_normal((max(1, len(kinds)), out_shape[-1])).astype(np.float32)
+    residual = (rng.standard_normal(out_shape).astype(np.float32) if RESIDUAL in kinds
+                else np.zeros((1, 1, 1, 1), np.float32))
+    return kinds, vectors, residual
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(case=layers(), threads=st.sampled_from([1, 2]), data=st.data())
+def test_conv_matches_numpy(case, threads, data):
+    shape, wshape, strides, dilation, before, after, seed = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    w.flags.writeable = data.draw(st.booleans())
+    expected = numpy_conv_nhwc(x, w, strides, dilation, before, after)
+    kinds, vectors, residual = _epilogue(data.draw, rng, expected.shape)
+    expected = apply_epilogue_steps(expected, kinds, vectors, residual)
+    epilogue = (Epilogue(np.array(kinds, np.int64), vectors, residual)
+                if kinds or data.draw(st.booleans()) else None)
+    out = np.full(expected.shape, np.nan, np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        if threads > 1:         # small layers: make them take the parallel form
+            patch.setattr(implicit_conv, "PARALLEL_MIN_FLOPS", 0)
+        implicit_conv.conv2d_nhwc(x, w, out, strides, dilation, before, after, epilogue,
+                                  threads=threads)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_panel_major_order_and_many_panels(threads, monkeypatch):
+    """A weight larger than the input (tasks panel by panel), three 64-column panels with a
+    partial last one, a 6-pixel block tail, batch 2."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 9, 11, 20)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 20, 150)).astype(np.float32)
+    w.flags.writeable = False
+    monkeypatch.setattr(implicit_conv, "PARALLEL_MIN_FLOPS", 0)
+    assert implicit_conv.packed_weight(w, 64).size > x.size
+    out = np.empty((2, 9, 11, 150), np.float32)
+    implicit_conv.conv2d_nhwc(x, w, out, (1, 1), (1, 1), (1, 1), (1, 1), threads=threads)
+    np.testing.assert_allclose(out, numpy_conv_nhwc(x, w, (1, 1), (1, 1), (1, 1), (1, 1)),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_first_layer_shape_with_bias_relu():
+    """ResNet's 7x7/2 3->64 first layer at a reduced size, bias + ReLU fused."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 38, 38, 3)).astype(np.float32)
+    w = rng.standard_normal((7, 7, 3, 64)).astype(np.float32)
+    bias = rng.standard_normal((1, 64)).astype(np.float32)
+    out = np.empty((1, 19, 19, 64), np.float32)
+    implicit_conv.conv2d_nhwc(x, w, out, (2, 2), (1, 1), (3, 3), (3, 3),
+                              Epilogue(np.array([ADD, RELU], np.int64),
+                                       np.concatenate([bias, bias]),
+                                       np.zeros((1, 1, 1, 1), np.float32)))
+    expected = np.maximum(numpy_conv_nhwc(x, w, (2, 2), (1, 1), (3, 3), (3, 3)) + bias, 0)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_pack_layout():
+    w = np.arange(2 * 1 * 3 * 40, dtype=np.float32).reshape(2, 1, 3, 40)
+    packed = implicit_conv.pack(w, 32)
+    assert packed.shape == (2, 6, 32)
+    matrix = w.reshape(6, 40)
+    np.testing.assert_array_equal(packed[0], matrix[:, :32])
+    np.testing.assert_array_equal(packed[1, :, :8], matrix[:, 32:])
+    assert not packed[1, :, 8:].any()
+
+
+def test_weight_cache_only_for_read_only_weights():
+    w = np.ones((3, 3, 4, 40), np.float32)
+    assert implicit_conv.packed_weight(w, 32) is not implicit_conv.packed_weight(w, 32)
+    w.flags.writeable = False
+    first = implicit_conv.packed_weight(w, 32)
+    assert implicit_conv.packed_weight(w, 32) is first
+    assert implicit_conv.packed_weight(w, 64) is not first
+    key = (id(w), 32)
+    assert key in implicit_conv._PACKED
+    del w, first
+    assert key not in implicit_conv._PACKED
+
+
+def test_errors_name_the_problem():
+    x = np.zeros((1, 8, 8, 3), np.float32)
+    w = np.zeros((3, 3, 3, 32), np.float32)
+    with pytest.raises(IRError, match="width dilation"):
+        implicit_conv.conv2d_nhwc(x, w, np.zeros((1, 4, 4, 32), np.float32), (1, 1), (1, 2),
+                                  (0, 0), (0, 0))
+    with pytest.raises(IRError, match=r"\(1, 6, 6, 32\) output"):
+        implicit_conv.conv2d_nhwc(x, w, np.zeros((1, 5, 6, 32), np.float32), (1, 1), (1, 1),
+                                  (0, 0), (0, 0))
+
+
+def test_cost_rule(monkeypatch):
+    monkeypatch.setattr(implicit_conv, "_AVX512", True)
+    pays = implicit_conv.pays
+    assert pays(3, 64, (7, 7), (2, 2), (1, 1), 112 * 112)            # ResNet conv1
+    assert pays(3, 32, (3, 3), (2, 2), (1, 1), 112 * 112)            # MobileNet conv1
+    assert pays(64, 128, (1, 1), (2, 2), (1, 1), 28 * 28)            # a strided 1x1
+    assert not pays(64, 64, (1, 1), (1, 1), (1, 1), 56 * 56)         # a plain GEMM
+    assert not pays(8, 8, (3, 3), (1, 1), (1, 1), 40 * 100)          # the direct kernel's
+    assert not pays(3, 32, (3, 3), (1, 1), (1, 2), 100)              # width dilation
+    assert not pays(3, 32, (3, 3), (1, 1), (1, 1), 100, np.float64)
+    assert not pays(1024, 64, (3, 3), (1, 1), (1, 1), 100)           # inner > MAX_INNER
+    monkeypatch.setenv(implicit_conv.ENV_SWITCH, "0")
+    assert not pays(3, 64, (7, 7), (2, 2), (1, 1), 112 * 112)
+    monkeypatch.setattr(implicit_conv, "_AVX512", False)
+    monkeypatch.delenv(implicit_conv.ENV_SWITCH)
+    assert not pays(3, 64, (7, 7), (2, 2), (1, 1), 112 * 112)
+
+
+@pytest.mark.skipif(not implicit_conv.available(), reason="needs AVX-512")
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_conv2d_kernel_hook_and_switch(switch, monkeypatch):
+    """``nn.conv2d``'s CPU kernel runs this path (or not, with the switch off) for an NHWC
+    layer, plain and with a fused epilogue; the result is the same either way."""
+    monkeypatch.setenv(implicit_conv.ENV_SWITCH, switch)
+    calls = []
+    original = implicit_conv.conv2d_nhwc
+    monkeypatch.setattr(implicit_conv, "conv2d_nhwc",
+                        lambda *args, **kwargs: calls.append(1) or original(*args, **kwargs))
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 15, 13, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 40)).astype(np.float32)
+    w.flags.writeable = False
+    attrs = dict(get_def("nn.conv2d").make_attrs(
+        {"strides": (2, 2), "padding": (1, 0, 1, 2), "data_layout": "NHWC",
+         "kernel_layout": "HWIO"}))
+    kernel = jitkernels.get_kernel("nn.conv2d", "cpu")
+    expected = numpy_conv_nhwc(x, w, (2, 2), (1, 1), (1, 0), (1, 2))
+    got, = kernel(x, w, **attrs)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    shift = rng.standard_normal((1, 40)).astype(np.float32)
+    out = np.empty(expected.shape, np.float32)
+    assert kernel.into_fused(out, x, w, epilogue=Epilogue(np.array([ADD, RELU], np.int64),
+                                                          np.concatenate([shift, shift]),
+                                                          np.zeros((1, 1, 1, 1), np.float32)),
+                             **attrs)
+    np.testing.assert_allclose(out, np.maximum(expected + shift, 0), rtol=1e-4, atol=1e-4)
+    assert calls == ([1, 1] if switch == "1" else [])
