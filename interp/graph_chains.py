@@ -14,6 +14,12 @@ few seconds for ~50 kernels; cached on disk like the kernels), so the runtime ch
 graph on its second run, never on its first (a graph run once pays nothing); big arrays
 are left alone because there the call overhead is a small share. ``IRLIB_GRAPH_CHAINS=0``
 (``off``/``false``/``no``) turns chaining off.
+
+Calls that are not generated kernels join a chain as the *steps*
+:func:`jitkernels.codegen.chain_steps.steps_of` gives for them (a tiny model's direct-kernel
+conv layers, small reductions and softmaxes, with their per-run preparation done once;
+that module's cost rule and its switch ``IRLIB_CHAIN_STEPS=0``): a small conv net such as
+keyword spotting then runs as one chain, one call from Python per inference.
 """
 
 from __future__ import annotations
@@ -62,23 +68,42 @@ def _digest(fn, args) -> str | None:
     return digest
 
 
+def _steps(fn, args) -> list | None:
+    """The chain steps ``[(callee, values)]`` of one node call, or None: a generated kernel
+    is one step; other calls are asked :func:`jitkernels.codegen.chain_steps.steps_of`."""
+    digest = _digest(fn, args)
+    if digest is not None:
+        return [(digest, args)]
+    from jitkernels.codegen.chain_steps import steps_of
+    try:
+        return steps_of(fn, args)
+    except Exception:       # noqa: BLE001 - a step that cannot be prepared: keep the call
+        return None
+
+
 def _chain(run: list):
-    """One ``(chain function, (arrays,))`` call for ``run`` (``[(fn, args, digest)]``), or
+    """One ``(chain function, (arrays,))`` call for ``run`` (``[(callee, values)]``), or
     None when it cannot be compiled."""
     import numba
-    from jitkernels.codegen.chain import compile_chain
+    from jitkernels.codegen.chain import Literal, compile_chain
     arrays, position = [], {}
     arguments = []
-    for _, args, _ in run:
+    for _, values in run:
         slots = []
-        for array in args:
-            key = id(array)
+        for value in values:
+            if isinstance(value, Literal):
+                slots.append(value)
+                continue
+            key = id(value)
             if key not in position:
                 position[key] = len(arrays)
-                arrays.append(array)
+                arrays.append(value)
             slots.append(position[key])
         arguments.append(tuple(slots))
-    fn = compile_chain([digest for _, _, digest in run], arguments)
+    try:
+        fn = compile_chain([callee for callee, _ in run], arguments)
+    except ValueError:
+        return None
     if fn is None:
         return None
     values = tuple(arrays)
@@ -106,27 +131,29 @@ def chain_calls(calls: list) -> list:
         import jitkernels.codegen.chain  # noqa: F401
     except ImportError:
         return calls
-    result, run = [], []
+    result, run, pending = [], [], []     # run: the steps; pending: their calls
     changed = False
 
     def flush():
         nonlocal changed
         chained = _chain(run) if len(run) >= CHAIN_MIN_CALLS else None
         if chained is None:
-            result.extend((fn, args) for fn, args, _ in run)
+            result.extend(pending)
         else:
             result.append(chained)
             changed = True
         run.clear()
+        pending.clear()
 
     for fn, args in calls:
-        digest = _digest(fn, args)
-        if digest is None:
+        steps = _steps(fn, args)
+        if steps is None:
             flush()
             result.append((fn, args))
-        else:
-            run.append((fn, args, digest))
-            if len(run) == CHAIN_MAX_CALLS:
-                flush()
+            continue
+        if len(run) + len(steps) > CHAIN_MAX_CALLS:
+            flush()
+        run.extend(steps)
+        pending.append((fn, args))
     flush()
     return result if changed else calls

@@ -20,6 +20,12 @@ chained. The kernels are the ones the code generator wrote (``k_<digest>.py`` in
 :func:`jitkernels.codegen.cache_dir`), so the chain's source names them by digest and is
 cached on disk the same way (a later process loads its machine code).
 
+A chain may also call compiled functions that are not generated kernels: a *step*'s callee
+is then ``(module, function name)`` of any numba function that module defines (the direct
+convolution of a tiny model's conv layer, a small reduction: see
+:mod:`jitkernels.codegen.chain_steps`), imported by name in the chain's source; an argument
+may be a :class:`Literal` (a bool or int written into the source) instead of a tuple slot.
+
 The caller (:mod:`interp.graph_chains`) decides which calls to chain; this module only
 writes and compiles the chain.
 """
@@ -30,9 +36,28 @@ import importlib.util
 import os
 import sys
 
-__all__ = ["kernel_digest", "generated_kernel", "chain_source", "compile_chain"]
+__all__ = ["kernel_digest", "generated_kernel", "chain_source", "compile_chain", "Literal"]
 
 _PREFIX = "irlib_codegen_k_"
+
+
+class Literal:
+    """A constant argument of a chained call, written into the chain's source.
+
+    Args:
+        value: a bool or an int.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        if not isinstance(value, (bool, int)):
+            raise TypeError(f"a chain literal is a bool or an int, got {value!r}")
+        self.value = value
+
+    def source(self) -> str:
+        """The value as Python source."""
+        return repr(self.value)
 
 
 def kernel_digest(fn):
@@ -81,20 +106,31 @@ def chain_source(digests: list, arguments: list) -> str:
     """The source of a chain (see the module docstring).
 
     Args:
-        digests: per call, its kernel's digest.
-        arguments: per call, the positions of its arrays in the chain's tuple.
+        digests: per call, its kernel's digest, or ``(module, function name)`` of another
+            numba function.
+        arguments: per call, the positions of its arrays in the chain's tuple (an int) or
+            :class:`Literal` constants.
     """
     lines = ['"""A chain of generated irlib kernels (jitkernels.codegen.chain)."""',
              "from numba import njit",
              "from jitkernels.codegen.chain import generated_kernel", ""]
     names: dict = {}
     for digest in digests:
-        if digest not in names:
-            names[digest] = f"k{len(names)}"
+        if digest in names:
+            continue
+        names[digest] = f"k{len(names)}"
+        if isinstance(digest, tuple):
+            module, function = digest
+            if not (module.replace(".", "").replace("_", "").isalnum()
+                    and function.replace("_", "").isalnum()):
+                raise ValueError(f"not a module and function name: {digest!r}")
+            lines.append(f"from {module} import {function} as {names[digest]}")
+        else:
             lines.append(f'{names[digest]} = generated_kernel("{digest}")')
     lines += ["", "", "@njit(cache=True, nogil=True)", "def kernel(t):"]
     for digest, slots in zip(digests, arguments):
-        lines.append(f"    {names[digest]}({', '.join(f't[{s}]' for s in slots)})")
+        items = ", ".join(s.source() if isinstance(s, Literal) else f"t[{s}]" for s in slots)
+        lines.append(f"    {names[digest]}({items})")
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,269 @@
+"""Chain steps: graph node calls other than generated kernels that a call chain can run.
+
+:mod:`interp.graph_chains` runs consecutive small node calls inside one generated numba
+function (:mod:`jitkernels.codegen.chain`). Generated kernels join a chain as they are; a
+tiny model also has nodes whose work runs in hand-written kernels behind Python dispatch
+(keyword spotting's two 3x3 conv2d and its conv1d, its mean and softmax), and there that
+Python is as costly as the arithmetic: each conv node spent 10-16 us in attribute parsing,
+cost rules, plan and scratch lookups and epilogue gathering around a 28-45 us kernel.
+:func:`steps_of` turns such a call, for one fixed set of graph arrays, into *steps*
+``(callee, values)``: a compiled function (named by module and function, so the chain's
+source imports it and is cached on disk) and its arguments, everything a call works out per
+run (the packed weight, the plan, the zero-padded planes buffer, the epilogue's vectors)
+worked out once. Steps are made per runtime binding (a rebound input rebuilds them).
+
+Cost rule (which calls become steps):
+
+* a ``FusedKernel`` anchored on ``nn.conv2d`` (channels-last with its fused epilogue, or
+  channels-first) or ``nn.conv1d`` (channels-first) whose layer the direct kernel takes
+  (:func:`jitkernels.cpu.direct_conv.direct_pays`) and runs on one thread (under
+  :data:`CONV_MAX_FLOPS`): the direct kernel's serial form, then (channels-first, no fused
+  epilogue) the group's generated kernel on the anchor's buffer. The layer's weight and
+  per-channel epilogue operands must be read-only (a built graph's bound weights are): their
+  packed or gathered form is kept;
+* a single-op ``mean``/``sum`` over contiguous axes or ``nn.softmax``/``nn.log_softmax`` of
+  at most :data:`SMALL_ELEMENTS` elements (the kernels' serial sizes).
+
+Anything else returns None and keeps its own call. ``IRLIB_CHAIN_STEPS=0`` turns these
+steps off (chains then hold generated kernels only).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+from numba import njit
+
+from .._geometry import conv_out, normalize_axes, ntuple, padding_pairs
+from .chain import Literal, kernel_digest
+
+__all__ = ["steps_of", "enabled", "reduce_serial", "ENV_SWITCH", "CONV_MAX_FLOPS",
+           "SMALL_ELEMENTS"]
+
+ENV_SWITCH = "IRLIB_CHAIN_STEPS"
+"""Environment variable: ``0`` (``off``/``false``/``no``) keeps every non-generated call
+out of chains (read per call of :func:`steps_of`)."""
+
+CONV_MAX_FLOPS = 4e6
+"""Largest conv layer (flops, 2 per multiply-add) run as a chain step: the direct kernel's
+serial size (:data:`jitkernels.cpu.direct_conv.PARALLEL_MIN_FLOPS`); larger layers keep
+their own call, where the kernel may use threads and the Python share is small."""
+
+SMALL_ELEMENTS = 4096
+"""Largest reduction or softmax input (elements) run as a chain step (the CPU kernels'
+serial size for softmax, :data:`jitkernels.cpu.norm.SMALL_SOFTMAX`)."""
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_DIRECT = ("jitkernels.cpu.direct_conv", "_direct_serial")
+_REDUCE = ("jitkernels.codegen.chain_steps", "reduce_serial")
+_SOFTMAX = ("jitkernels.cpu.norm", "softmax_arb")
+_KINDS = {"sum": 0, "mean": 1}
+
+
+def enabled() -> bool:
+    """Whether chains take the steps of this module (:data:`ENV_SWITCH`)."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def steps_of(fn, args) -> list | None:
+    """The chain steps doing the work of one node call, or None (see the module docstring).
+
+    Args:
+        fn: the node's library function (a ``FusedKernel``, an into-call, ...).
+        args: its argument arrays (inputs then outputs) as the graph binds them.
+
+    Returns:
+        ``[(callee, values)]``: ``callee`` a generated kernel's digest or ``(module,
+        function name)``, ``values`` its arguments (arrays or :class:`Literal`); None when
+        the call keeps its own call.
+    """
+    if not enabled() or not all(type(a) is np.ndarray and a.ndim > 0 for a in args):
+        return None
+    from . import FusedKernel
+    if isinstance(fn, FusedKernel):
+        return _fused_steps(fn, args)
+    ops = getattr(fn, "kernel_ops", None)
+    if ops is not None and len(ops) == 1 and not getattr(fn, "reference_ops", True) \
+            and hasattr(fn, "into") and getattr(fn, "operands", 1) is None \
+            and type(getattr(fn, "attrs", None)) is dict and len(args) == fn.num_inputs + 1:
+        if ops[0] in _KINDS and fn.num_inputs == 1:
+            return _reduce_steps(_KINDS[ops[0]], args[0], args[1], fn.attrs)
+        if ops[0] in ("nn.softmax", "nn.log_softmax") and fn.num_inputs == 1:
+            return _softmax_steps(ops[0] == "nn.log_softmax", args[0], args[1], fn.attrs)
+    return None
+
+
+# -- conv layers ----------------------------------------------------------------------------
+
+def _fused_steps(fn, args) -> list | None:
+    """Steps of a ``FusedKernel`` anchored on a direct-kernel conv layer."""
+    anchor = fn.anchor
+    if anchor is None or anchor.op_name not in ("nn.conv1d", "nn.conv2d") \
+            or fn._num_sizes or fn.small_dense is not None or len(anchor.operands) != 2 \
+            or not all(isinstance(o, int) for o in anchor.operands):
+        return None
+    n = 1 if anchor.op_name == "nn.conv1d" else 2
+    x, w = args[anchor.operands[0]], args[anchor.operands[1]]
+    out = args[fn.num_inputs]
+    fused = fn.fused_epilogue
+    if fused is not None:
+        epilogue = _epilogue_arrays(fused, args, out)
+        if epilogue is None:
+            return None
+        step = _conv_step(x, w, out, anchor.attrs, n, epilogue)
+        return None if step is None else [step]
+    digest = kernel_digest(fn.jit_fn)
+    shape = fn._anchor_type.shape if fn._anchor_type is not None else None
+    if digest is None or shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    buffer = np.empty(shape, fn._anchor_type.dtype)
+    step = _conv_step(x, w, buffer, anchor.attrs, n, None)
+    if step is None:
+        return None
+    inputs = list(args[:fn.num_inputs])
+    return [step, (digest, inputs + [buffer] + list(args[fn.num_inputs:]))]
+
+
+def _epilogue_arrays(fused, args, out):
+    """``(kinds, vectors, residual)`` of a fused epilogue on these arrays, gathered once;
+    None when a per-channel operand may change between runs (a writable array)."""
+    from ..cpu.epilogue import RESIDUAL
+    vectors = np.zeros((len(fused.steps), fused.channels), fused.dtype)
+    residual = fused.placeholder
+    for s, (kind, operand) in enumerate(fused.steps):
+        if operand is None:
+            continue
+        value = args[operand] if isinstance(operand, int) else operand
+        if kind == RESIDUAL:
+            if value.shape != out.shape or value.dtype != out.dtype \
+                    or not value.flags.c_contiguous:
+                return None
+            residual = value
+        else:
+            if value.flags.writeable or value.size != fused.channels:
+                return None
+            vectors[s] = value.reshape(-1)
+    return fused.kinds, vectors, residual
+
+
+def _conv_step(x, w, out, attrs, n: int, epilogue):
+    """The direct kernel's serial call of one conv layer into ``out``, or None."""
+    from ..cpu import direct_conv
+    from ..cpu.epilogue import empty
+    dtype = x.dtype
+    if dtype not in _FLOATS or w.dtype != dtype or out.dtype != dtype or x.ndim != n + 2 \
+            or w.ndim != n + 2 or out.ndim != n + 2 or not x.flags.c_contiguous \
+            or not out.flags.c_contiguous or not w.flags.c_contiguous \
+            or int(attrs.get("groups", 1)) != 1 or not direct_conv.enabled():
+        return None
+    if np.dtype(attrs.get("out_dtype") or dtype) != dtype:
+        return None
+    canon = "NCW" if n == 1 else "NCHW"
+    data_layout = attrs.get("data_layout") or canon
+    kernel_layout = attrs.get("kernel_layout") or ("OIW" if n == 1 else "OIHW")
+    out_layout = attrs.get("out_layout") or data_layout
+    channels_last = (n == 2 and (data_layout, kernel_layout, out_layout)
+                     == ("NHWC", "HWIO", "NHWC"))
+    if not channels_last and (data_layout, kernel_layout, out_layout) != (
+            canon, "OI" + canon[2:], canon):
+        return None
+    if epilogue is not None and not channels_last:
+        return None
+    strides, dilation = ntuple(attrs.get("strides", 1), n), ntuple(attrs.get("dilation", 1), n)
+    before, after = padding_pairs(attrs.get("padding", 0), n)
+    if n == 1:                              # a 1-D convolution as height 1
+        x, w, out = x[:, :, None, :], w[:, :, None, :], out[:, :, None, :]
+        strides, dilation = (1,) + strides, (1,) + dilation
+        before, after = (0,) + tuple(before), (0,) + tuple(after)
+    if channels_last:
+        channels, kernel, out_channels = x.shape[3], w.shape[:2], w.shape[3]
+        spatial = x.shape[1:3]
+        if w.shape[2] != channels:
+            return None
+    else:
+        channels, kernel, out_channels = x.shape[1], w.shape[2:], w.shape[0]
+        spatial = x.shape[2:]
+        if w.shape[1] != channels:
+            return None
+    sizes = tuple(conv_out(spatial[i], kernel[i], strides[i], dilation[i], before[i],
+                           after[i]) for i in range(2))
+    expected = ((x.shape[0],) + sizes + (out_channels,) if channels_last
+                else (x.shape[0], out_channels) + sizes)
+    if tuple(out.shape) != expected or min(sizes) <= 0:
+        return None
+    pointwise = tuple(kernel) == (1, 1) and strides == (1, 1) and not any(before) \
+        and not any(after)
+    positions = x.shape[0] * sizes[0] * sizes[1]
+    flops = 2.0 * positions * out_channels * channels * math.prod(kernel)
+    if pointwise or flops >= CONV_MAX_FLOPS or not direct_conv.direct_pays(
+            channels, out_channels, tuple(kernel), positions):
+        return None
+    geometry, layout, size, spare = direct_conv.plan(
+        x.shape, out.shape, tuple(kernel), strides, dilation, (before[0], before[1]),
+        channels_last)
+    planes = np.zeros(size + spare, dtype)
+    hwio = w if channels_last else w.transpose(2, 3, 1, 0)
+    wpack = direct_conv.packed_weight(w, not channels_last)
+    packed = wpack is not None
+    if not packed:                          # a writable weight: packed by every call
+        wpack = np.zeros((math.prod(hwio.shape[:3]) + 1, -(-out_channels // 4) * 4), dtype)
+    if epilogue is None:
+        steps = empty(dtype)
+        epilogue = steps.kinds, steps.vectors, steps.residual
+    kinds, vectors, residual = epilogue
+    return (_DIRECT, [x, hwio, wpack, Literal(packed), planes, out, geometry, layout,
+                      kinds, vectors, residual])
+
+
+# -- reductions and softmax -----------------------------------------------------------------
+
+@njit(cache=True)
+def reduce_serial(x, out, kind):
+    """``out[a, b] = sum_r x[a, r, b]`` (``kind`` 0) or its mean (1), float64 accumulators,
+    on the calling thread (a small input: no parallel region)."""
+    rows, extent, inner = x.shape
+    acc = np.empty(inner, np.float64)
+    for a in range(rows):
+        acc[:] = 0.0
+        for r in range(extent):
+            for b in range(inner):
+                acc[b] += x[a, r, b]
+        if kind == 1:
+            for b in range(inner):
+                acc[b] /= extent
+        for b in range(inner):
+            out[a, b] = acc[b]
+
+
+def _arb(data, axes):
+    """``data`` as an ``(A, R, B)`` view reducing the contiguous ``axes``, or None."""
+    if not axes or axes[-1] - axes[0] + 1 != len(axes) or not data.flags.c_contiguous:
+        return None
+    shape = data.shape
+    return data.reshape(math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:axes[-1] + 1]),
+                        math.prod(shape[axes[-1] + 1:]))
+
+
+def _reduce_steps(kind, data, out, attrs):
+    if data.dtype not in _FLOATS or out.dtype != data.dtype or data.size > SMALL_ELEMENTS \
+            or not out.flags.c_contiguous or data.size == 0:
+        return None
+    axes = normalize_axes(attrs.get("axis"), data.ndim)
+    if attrs.get("exclude"):
+        axes = tuple(a for a in range(data.ndim) if a not in axes)
+    x = _arb(data, tuple(sorted(axes)))
+    if x is None or out.size != x.shape[0] * x.shape[2]:
+        return None
+    return [(_REDUCE, [x, out.reshape(x.shape[0], x.shape[2]), Literal(kind)])]
+
+
+def _softmax_steps(log, data, out, attrs):
+    if data.dtype not in _FLOATS or out.dtype != data.dtype or out.shape != data.shape \
+            or data.size > SMALL_ELEMENTS or not out.flags.c_contiguous \
+            or not data.flags.c_contiguous:
+        return None
+    axis = int(attrs.get("axis", -1)) % data.ndim
+    x = _arb(data, (axis,))
+    return [(_SOFTMAX, [x, out.reshape(x.shape), Literal(bool(log))])]

@@ -1,0 +1,206 @@
+"""Non-generated node calls run inside graph chains (jitkernels.codegen.chain_steps): tiny
+conv nets (direct-kernel conv2d/conv1d with their bias and ReLU, mean, softmax) give the
+results of a numpy oracle written here (and kws those of onnxruntime) once chained, the
+whole net becomes one chain, and the switch, writable weights and big layers keep separate
+calls."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import irlib
+from interp import graph_chains
+from jitkernels.codegen import chain_steps
+from jitkernels.codegen.chain import Literal, chain_source
+
+from graph_helpers import graph_function
+
+
+def _conv_ref(x, w, stride, pad):
+    """NCHW x OIHW -> NCHW, zero padding ``pad`` on every side, float64."""
+    x, w = x.astype("float64"), w.astype("float64")
+    kh, kw = w.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (xp.shape[2] - kh) // stride[0] + 1
+    ow = (xp.shape[3] - kw) // stride[1] + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for b in range(kh):
+        for e in range(kw):
+            patch = xp[:, :, b:b + stride[0] * oh:stride[0], e:e + stride[1] * ow:stride[1]]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, b, e])
+    return out
+
+
+def _softmax(v):
+    e = np.exp(v - v.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _conv2d_net(channels, size, kernel, stride, rng):
+    """conv2d + bias + relu twice, mean over the image, softmax: module, params, oracle."""
+    c0, c1, c2 = channels
+    x = irlib.var("x", shape=(1, c0) + size)
+    w1, b1 = irlib.var("w1", shape=(c1, c0, kernel, kernel)), irlib.var("b1", shape=(c1,))
+    w2, b2 = irlib.var("w2", shape=(c2, c1, 3, 3)), irlib.var("b2", shape=(c2,))
+    pad = kernel // 2
+    y = irlib.nn.relu(irlib.nn.bias_add(irlib.nn.conv2d(x, w1, strides=(stride, stride),
+                                                        padding=(pad, pad)), b1))
+    y = irlib.nn.relu(irlib.nn.bias_add(irlib.nn.conv2d(y, w2, padding=(1, 1)), b2))
+    y = irlib.nn.softmax(irlib.mean(y, axis=[2, 3]))
+    mod = irlib.IRModule.from_expr(irlib.Function([x, w1, b1, w2, b2], y))
+    params = {"w1": rng.standard_normal((c1, c0, kernel, kernel)).astype("float32") * 0.3,
+              "b1": rng.standard_normal(c1).astype("float32") * 0.1,
+              "w2": rng.standard_normal((c2, c1, 3, 3)).astype("float32") * 0.3,
+              "b2": rng.standard_normal(c2).astype("float32") * 0.1}
+
+    def oracle(value):
+        h = _conv_ref(value, params["w1"], (stride, stride), (pad, pad))
+        h = np.maximum(h + params["b1"].reshape(1, -1, 1, 1), 0)
+        h = _conv_ref(h, params["w2"], (1, 1), (1, 1))
+        h = np.maximum(h + params["b2"].reshape(1, -1, 1, 1), 0)
+        return _softmax(h.mean(axis=(2, 3)))
+    return mod, params, oracle
+
+
+def _runtime(func):
+    return func.module.module.runtime
+
+
+def _direct_steps(runtime) -> int:
+    """How many of the runtime's node calls become direct-kernel conv steps."""
+    count = 0
+    for fn, args in runtime.calls:
+        steps = chain_steps.steps_of(fn, args) or []
+        count += sum(1 for callee, _ in steps if callee == chain_steps._DIRECT)
+    return count
+
+
+@settings(max_examples=5, deadline=None)
+@given(c0=st.integers(1, 3), c1=st.sampled_from([4, 5, 8]), c2=st.integers(3, 9),
+       height=st.integers(3, 13), width=st.integers(3, 21), kernel=st.sampled_from([1, 3, 5]),
+       stride=st.integers(1, 2))
+def test_chained_conv_nets_match_numpy(c0, c1, c2, height, width, kernel, stride):
+    rng = np.random.default_rng(c0 * 100 + c1 * 10 + c2)
+    mod, params, oracle = _conv2d_net((c0, c1, c2), (height, width), kernel, stride, rng)
+    func = graph_function(mod, params)
+    runtime = _runtime(func)
+    for run in range(3):
+        value = rng.standard_normal((1, c0, height, width)).astype("float32")
+        got = func(value).numpy()
+        np.testing.assert_allclose(got, oracle(value), rtol=2e-4, atol=1e-6)
+    # 3x3 and 5x5 layers (and strided 1x1 ones) run direct, inside the chain
+    direct = _direct_steps(runtime)
+    assert direct == (1 if kernel == 1 and stride == 1 else 2)
+    assert len(runtime._chained) < len(runtime.calls)
+
+
+@settings(max_examples=4, deadline=None)
+@given(channels=st.integers(1, 40), out_channels=st.integers(1, 17), width=st.integers(3, 70),
+       kernel=st.sampled_from([2, 3, 5]), stride=st.integers(1, 2))
+def test_chained_conv1d_bias_relu_mean(channels, out_channels, width, kernel, stride):
+    rng = np.random.default_rng(channels + 7 * width)
+    if width < kernel:
+        width = kernel
+    x = irlib.var("x", shape=(1, channels, width))
+    w, b = irlib.var("w", shape=(out_channels, channels, kernel)), \
+        irlib.var("b", shape=(out_channels, 1))
+    y = irlib.nn.relu(irlib.add(irlib.nn.conv1d(x, w, strides=(stride,), padding=(1,)), b))
+    y = irlib.nn.log_softmax(irlib.mean(y, axis=[2]))
+    mod = irlib.IRModule.from_expr(irlib.Function([x, w, b], y))
+    params = {"w": rng.standard_normal((out_channels, channels, kernel)).astype("float32"),
+              "b": rng.standard_normal((out_channels, 1)).astype("float32")}
+    func = graph_function(mod, params)
+    for _ in range(3):
+        value = rng.standard_normal((1, channels, width)).astype("float32")
+        h = _conv_ref(value[:, :, None, :], params["w"][:, :, None, :], (1, stride), (0, 1))
+        h = np.maximum(h[:, :, 0, :] + params["b"], 0).mean(axis=2)
+        expected = h - h.max(axis=-1, keepdims=True)
+        expected -= np.log(np.exp(expected).sum(axis=-1, keepdims=True))
+        np.testing.assert_allclose(func(value).numpy(), expected, rtol=2e-4, atol=2e-5)
+    runtime = _runtime(func)
+    assert _direct_steps(runtime) == 1 and len(runtime._chained) == 1
+
+
+def test_writable_weights_follow_their_values_and_the_switch_keeps_calls(monkeypatch):
+    rng = np.random.default_rng(3)
+    mod, params, oracle = _conv2d_net((2, 8, 4), (9, 11), 3, 2, rng)
+    func = graph_function(mod)                  # weights are inputs: writable arrays
+    names = ["w1", "b1", "w2", "b2"]
+    for run in range(3):
+        values = {k: (v * (1 + run)).astype("float32") for k, v in params.items()}
+        x = rng.standard_normal((1, 2, 9, 11)).astype("float32")
+        got = func(x, *[values[k] for k in names]).numpy()
+        params_now = dict(params)
+        params.update(values)
+        np.testing.assert_allclose(got, oracle(x), rtol=2e-4, atol=1e-6)
+        params.clear()
+        params.update(params_now)
+    monkeypatch.setenv(chain_steps.ENV_SWITCH, "0")
+    mod, params, oracle = _conv2d_net((1, 8, 8), (10, 10), 3, 1, rng)
+    func = graph_function(mod, params)
+    runtime = _runtime(func)
+    x = rng.standard_normal((1, 1, 10, 10)).astype("float32")
+    for _ in range(3):
+        np.testing.assert_allclose(func(x).numpy(), oracle(x), rtol=2e-4, atol=1e-6)
+    assert _direct_steps(runtime) == 0
+
+
+def test_a_big_conv_layer_keeps_its_own_call():
+    rng = np.random.default_rng(5)
+    mod, params, oracle = _conv2d_net((16, 16, 16), (64, 64), 3, 1, rng)   # ~19 MFLOP layers
+    func = graph_function(mod, params)
+    x = rng.standard_normal((1, 16, 64, 64)).astype("float32")
+    for _ in range(2):
+        np.testing.assert_allclose(func(x).numpy(), oracle(x), rtol=2e-4, atol=1e-6)
+    assert _direct_steps(_runtime(func)) == 0
+
+
+def test_chain_source_imports_named_functions_and_writes_literals():
+    source = chain_source(["abc", ("jitkernels.cpu.norm", "softmax_arb")],
+                          [(0, 1), (1, 2, Literal(True))])
+    assert "from jitkernels.cpu.norm import softmax_arb as k1\n" in source
+    assert "    k0(t[0], t[1])\n    k1(t[1], t[2], True)\n" in source
+    with pytest.raises(ValueError):
+        chain_source([("os; import sys", "x")], [()])
+    with pytest.raises(TypeError):
+        Literal(1.5)
+
+
+def test_reduce_serial_matches_numpy():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 7, 5)).astype("float32")
+    out = np.empty((3, 5), "float32")
+    chain_steps.reduce_serial(x, out, 0)
+    np.testing.assert_allclose(out, x.astype("float64").sum(axis=1), rtol=1e-5, atol=1e-6)
+    chain_steps.reduce_serial(x, out, 1)
+    np.testing.assert_allclose(out, x.astype("float64").mean(axis=1), rtol=1e-5, atol=1e-6)
+
+
+def test_kws_is_one_chain_and_matches_onnxruntime():
+    pytest.importorskip("torch")
+    onnxruntime = pytest.importorskip("onnxruntime")
+    import onnx
+    from irlib.frontend.onnx import from_onnx
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(root, "benchmarks"))
+    try:
+        import small_models
+    finally:
+        sys.path.pop(0)
+    model = small_models.kws_model(0)
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    mod, params = from_onnx(model)
+    func = graph_function(mod, params)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = rng.standard_normal((1, 1, 40, 100)).astype("float32")
+        expected = session.run(None, {"features": x})[0]
+        np.testing.assert_allclose(func(x).numpy(), expected, rtol=1e-4, atol=1e-6)
+    runtime = _runtime(func)
+    assert _direct_steps(runtime) == 3          # both conv2d and the conv1d
+    assert len(runtime._chained) == 1
+    assert graph_chains.enabled()
