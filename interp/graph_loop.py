@@ -75,6 +75,9 @@ class LoopBodies:
     num_state: int
     num_outer: int
     consts: tuple
+    trips: int = -1
+    """The trip count found at build time for a loop whose state changes shape
+    (:mod:`interp.graph_growing`; its part graphs have symbolic dims), else -1."""
 
 
 def _mentions(var: E.Var, root) -> bool:
@@ -138,7 +141,11 @@ class LoopKernel:
         self.consts = tuple(bodies.consts)
         self.num_inputs = self.num_state + self.num_outer + sum(self.consts)
         self.lookup = lookup
+        self.trips = int(bodies.trips)
         self.growing = any(graph.is_symbolic for graph in self.graphs)
+        if self.growing and self.trips < 0:
+            raise ValueError(f"loop {name!r}: a loop whose state changes shape needs the trip "
+                             f"count found at build time")
         self._local = threading.local()
 
     def describe(self) -> dict:
@@ -146,7 +153,7 @@ class LoopKernel:
         (JSON-able; stored by ``export_library``)."""
         return {"kind": "loop", "graphs": list(self.jsons), "go_on": self.go_on,
                 "num_state": self.num_state, "num_outer": self.num_outer,
-                "consts": list(self.consts)}
+                "consts": list(self.consts), "trips": self.trips}
 
     def _setup(self, arrays):
         local = self._local
@@ -174,7 +181,7 @@ class LoopKernel:
 
     def __call__(self, *arrays):
         if self.growing:
-            self._run_growing(arrays)
+            self._run_traced(arrays)
             return
         local = self._setup(arrays)
         cond_rt, step_rt, exit_rt = local.runtimes
@@ -197,66 +204,94 @@ class LoopKernel:
             np.copyto(out, head)
 
     # -- state that changes shape (graph_growing) ---------------------------------------------
-    def _growing_setup(self, arrays):
-        """The thread's runtimes (symbolic where the part graph is), with the outer values
-        and constants bound (again only when they are other arrays)."""
+    def _run_traced(self, arrays) -> None:
+        """Run the known number of steps, then the exit, from the recorded calls (see
+        :meth:`_trace`); record them first when the input arrays are new."""
         local = self._local
+        inputs = arrays[:self.num_inputs]
+        if not same_arrays(getattr(local, "traced_for", None), inputs):
+            self._trace(local, inputs)
+        else:
+            if not local.chained:
+                _chain_trace(local)
+            for calls, heads, views in local.steps:
+                for fn, args in calls:
+                    fn(*args)
+                for view, head in zip(views, heads):
+                    np.copyto(view, head)
+            for fn, args in local.exit_calls:
+                fn(*args)
+        for position, (out, head) in enumerate(zip(arrays[self.num_inputs:],
+                                                   local.exit_heads)):
+            if out.shape != head.shape:
+                raise GraphInputError(
+                    f"loop node {self.name!r}: output {position} has shape {head.shape} after "
+                    f"{self.trips} steps, but the graph was built for {out.shape}")
+            np.copyto(out, head)
+
+    def _trace(self, local, inputs) -> None:
+        """Run the loop once on the step and exit graphs' runtimes (symbolic: each step's
+        state has its own sizes), keeping each step's calls (the runtime's argument tuples
+        for that binding), result arrays and the arrays its results are copied into (two
+        buffers per state variable, taking turns, so a step never writes the state it
+        reads). The trip count was proved at build time, so the condition is not run."""
         if getattr(local, "growing", None) is None:
             from .graph_symbolic import SymbolicRuntime
             local.growing = [SymbolicRuntime(graph, self.lookup) if graph.is_symbolic
                              else GraphRuntime(graph, self.lookup) for graph in self.graphs]
             local.buffers = [[None, None] for _ in range(self.num_state)]
-            local.bound = None
-        fixed = arrays[self.num_state:self.num_inputs]
-        if not same_arrays(local.bound, fixed):
-            outer = list(fixed[:self.num_outer])
-            start = self.num_outer
-            for runtime, count in zip(local.growing, self.consts):
-                for index, array in enumerate(outer + list(fixed[start:start + count])):
-                    runtime.bind_input(self.num_state + index, array)
-                start += count
-            local.bound = fixed
-        return local
+        _, step_rt, exit_rt = local.growing
+        outer = list(inputs[self.num_state:self.num_state + self.num_outer])
+        start = self.num_state + self.num_outer + self.consts[0]
+        for runtime, count in ((step_rt, self.consts[1]), (exit_rt, self.consts[2])):
+            for index, array in enumerate(outer + list(inputs[start:start + count])):
+                runtime.bind_input(self.num_state + index, array)
+            start += count
+        local.traced_for = None
+        state, steps = list(inputs[:self.num_state]), []
+        for trip in range(self.trips):
+            calls, heads = _recorded(step_rt, state)
+            views = [_into(local.buffers[k], (trip + 1) % 2, head)
+                     for k, head in enumerate(heads)]
+            steps.append((calls, heads, views))
+            state = views
+        local.steps = steps
+        local.exit_calls, local.exit_heads = _recorded(exit_rt, state)
+        local.traced_for = inputs
+        local.chained = False
 
-    def _bind_state(self, runtime, state) -> None:
-        for index, array in enumerate(state):
-            runtime.bind_input(index, array)
 
-    def _run_growing(self, arrays) -> None:
-        """Condition, step while it holds, exit; each step's state (new shapes) is copied
-        into one of two buffers per state variable, the other holding the current state."""
-        local = self._growing_setup(arrays)
-        cond_rt, step_rt, exit_rt = local.growing
-        state = list(arrays[:self.num_state])
-        turn = 0
-        while True:
-            self._bind_state(cond_rt, state)
-            cond_rt.run()
-            if bool(self._heads(cond_rt)[0].reshape(-1)[0]) != self.go_on:
-                break
-            self._bind_state(step_rt, state)
-            step_rt.run()
-            state = [_into(local.buffers[k], turn, head)
-                     for k, head in enumerate(self._heads(step_rt))]
-            turn ^= 1
-        self._bind_state(exit_rt, state)
-        exit_rt.run()
-        for position, (out, head) in enumerate(zip(arrays[self.num_inputs:],
-                                                   self._heads(exit_rt))):
-            if out.shape != head.shape:
-                raise GraphInputError(
-                    f"loop node {self.name!r}: output {position} has shape {head.shape} after "
-                    f"the loop, but the graph was built for {out.shape} (a trip count other "
-                    f"than the one found at build time)")
-            np.copyto(out, head)
+def _chain_trace(local) -> None:
+    """Chain the small generated kernels of every recorded step and of the exit
+    (:func:`interp.graph_chains.chain_calls`, as a graph's second run does; the steps'
+    chains have one source, compiled once)."""
+    from .graph_chains import chain_calls
+    from .kernel_compile import watch_compiles
+    with watch_compiles():
+        local.steps = [(chain_calls(calls), heads, views) for calls, heads, views in local.steps]
+        local.exit_calls = chain_calls(local.exit_calls)
+    local.chained = True
+
+
+def _recorded(runtime, state: list) -> tuple:
+    """Bind ``state`` to the first inputs of ``runtime``, run it, and return its calls and
+    result arrays for this binding."""
+    for index, array in enumerate(state):
+        runtime.bind_input(index, array)
+    runtime.run()
+    current = getattr(runtime, "state", None)
+    if current is not None and hasattr(current, "calls"):     # a SymbolicRuntime
+        return list(current.calls), [current.entries[h] for h in runtime.heads]
+    graph = runtime.graph
+    return list(runtime.calls), [runtime.entries[graph.entry_id(n, i)] for n, i in graph.heads]
 
 
 def _into(pair: list, turn: int, value: np.ndarray) -> np.ndarray:
-    """A copy of ``value`` in ``pair[turn]`` (a byte buffer that grows as needed)."""
-    nbytes = value.nbytes
+    """A copy of ``value`` in ``pair[turn]`` (a byte buffer, replaced by a larger one when
+    too small; arrays already made keep the old one alive)."""
     buffer = pair[turn]
-    if buffer is None or buffer.size < nbytes:
-        buffer = pair[turn] = np.empty(max(64, int(nbytes * 1.5)), np.uint8)
+    if buffer is None or buffer.size < value.nbytes:
+        buffer = pair[turn] = np.empty(max(64, int(value.nbytes * 1.5)), np.uint8)
     array = np.ndarray(value.shape, value.dtype, buffer)
     np.copyto(array, value)
     return array

@@ -418,7 +418,7 @@ class _Lowerer:
             exprs = (grown.cond, E.Tuple(grown.step), grown.result)
             outer_vars = [grown.outer[v] for v in outer]
         else:
-            outer_vars = outer
+            grown, outer_vars = None, outer
         out_types = _tensor_types(out_type, "the result of a loop")
         _static(out_types, "the result of a loop")
         inputs = [(p, "loop_v") for p in params] + [(v, "loop_in") for v in outer_vars]
@@ -431,7 +431,7 @@ class _Lowerer:
         func_name = self.unique_name("__loop")
         self.graph.branches[func_name] = LoopBodies(
             *(sub.graph for sub in parts_lowered), parts.go_on, len(state),
-            len(outer_entries), consts)
+            len(outer_entries), consts, grown.trips if symbolic else -1)
         entries = state + outer_entries + [e for sub in parts_lowered
                                            for e in sub.const_entries]
         self.graph.nodes.append(GraphNode(func_name, entries, func_name, len(out_types),
