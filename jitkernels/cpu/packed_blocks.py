@@ -7,16 +7,18 @@
 Strategy:
 
 * **Tasks**: the output is cut into row chunks of ``chunk`` rows (a multiple of 6) times
-  the 64-column blocks; a task is one (row chunk, column block) pair, numbered row chunk
-  major so that a thread's tasks share their rows of ``a`` (in L1/L2) and write contiguous
-  output rows. :func:`gemm_parallel` runs the tasks in a ``prange``, :func:`gemm_serial`
-  in order; the caller picks one (a work threshold).
-* **K-blocking**: a task walks the depth in chunks of ``kc`` (a column panel's chunk is
-  ``kc * 256`` bytes, kept in L2 while the task's row blocks stream past it). Within a
-  chunk each 6-row block runs the register-blocked micro-kernel
-  (:mod:`jitkernels.cpu.broadcast_kernel`: 6 x 4 zmm accumulators) into a ``(6, 64)``
-  scratch in L1; the first chunk stores it, later ones add the partial sums already in the
-  output block.
+  groups of ``group`` 64-column blocks; a task is one (row chunk, column group) pair,
+  numbered row chunk major so that a thread's tasks share their rows of ``a`` and write
+  contiguous output rows. :func:`gemm_parallel` runs the tasks in a ``prange``,
+  :func:`gemm_serial` in order; the caller picks one (a work threshold) and the sizes
+  (:func:`jitkernels.cpu.packed_gemm.task_shape`).
+* **K-blocking**: a task walks the depth in chunks of ``kc``; the group's panel chunks
+  (``group * kc * 256`` bytes) stay in L2 while its 6-row blocks stream past them. For each
+  6-row block (its ``a`` rows in L1) the block's column blocks run in turn, so an output
+  row's columns are written side by side. Each (6 rows, 64 columns) block runs the
+  register-blocked micro-kernel (:mod:`jitkernels.cpu.broadcast_kernel`: 6 x 4 zmm
+  accumulators) into a ``(6, 64)`` scratch in L1; the first chunk stores it, later ones
+  add the partial sums already in the output block.
 * **Epilogue**: after the last chunk the block's steps (:mod:`jitkernels.cpu.epilogue`:
   per-channel add/multiply, residual add, ReLU) are applied to the scratch while it is in
   L1, then the block is stored: the output is written once, finished.
@@ -124,29 +126,32 @@ def finish_block(scratch, count, width, out, i0, j0, first, last, kinds, vectors
 
 
 @njit(cache=True)
-def _task(a, lda, bp, out, task, blocks, chunk, kc, kinds, vectors, residual, scratch):
-    """Run one (row chunk, column block) task: ``task = row_chunk * blocks + jb``."""
+def _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual, scratch):
+    """Run one task ``task = row_chunk * groups + g``: rows ``chunk`` x column blocks
+    ``g * group ...`` (see the module docstring)."""
     rows, units = out.shape
     depth = bp.shape[1]
     flat_b = bp.reshape(-1)
-    row_chunk, jb = task // blocks, task % blocks
+    row_chunk, g = task // groups, task % groups
     lo = row_chunk * chunk
     hi = min(rows, lo + chunk)
-    j0 = jb * BLOCK_COLUMNS
-    width = min(BLOCK_COLUMNS, units - j0)
+    first_block = g * group
+    last_block = min(bp.shape[0], first_block + group)
     for k0 in range(0, depth, kc):
         steps = min(kc, depth - k0)
-        panel = flat_b[(jb * depth + k0) * BLOCK_COLUMNS:]
         rows_from = a[k0:]
         for i0 in range(lo, hi, _ROWS):
             count = min(_ROWS, hi - i0)
-            _block(scratch, rows_from, panel, i0, 0, steps, lda, count)
-            finish_block(scratch, count, width, out, i0, j0, k0 == 0, k0 + steps >= depth,
-                         kinds, vectors, residual)
+            for jb in range(first_block, last_block):
+                j0 = jb * BLOCK_COLUMNS
+                panel = flat_b[(jb * depth + k0) * BLOCK_COLUMNS:]
+                _block(scratch, rows_from, panel, i0, 0, steps, lda, count)
+                finish_block(scratch, count, min(BLOCK_COLUMNS, units - j0), out, i0, j0,
+                             k0 == 0, k0 + steps >= depth, kinds, vectors, residual)
 
 
 @njit(cache=True)
-def gemm_serial(a, lda, bp, out, chunk, kc, kinds, vectors, residual):
+def gemm_serial(a, lda, bp, out, chunk, group, kc, kinds, vectors, residual):
     """``out = epilogue(a @ W)`` task after task on the calling thread.
 
     Args:
@@ -154,22 +159,25 @@ def gemm_serial(a, lda, bp, out, chunk, kc, kinds, vectors, residual):
         lda: elements between rows of ``a`` (at least ``K``).
         bp: the packed weight ``(ceil(N / 64), K, 64)`` (C-contiguous).
         out: float32 ``(M, N)`` C-contiguous, overwritten.
-        chunk: rows per task (a multiple of 6); kc: depth per chunk (at least 1).
+        chunk: rows per task (a multiple of 6); group: 64-column blocks per task;
+            kc: depth per chunk (at least 1).
         kinds, vectors, residual: the epilogue (:class:`jitkernels.cpu.epilogue.Epilogue`
             arrays; ``residual`` the ``(M, N)`` rows when a RESIDUAL step is present).
     """
-    blocks = bp.shape[0]
-    tasks = -(-out.shape[0] // chunk) * blocks
+    groups = -(-bp.shape[0] // group)
+    tasks = -(-out.shape[0] // chunk) * groups
     scratch = np.empty((_ROWS, BLOCK_COLUMNS), np.float32)
     for task in range(tasks):
-        _task(a, lda, bp, out, task, blocks, chunk, kc, kinds, vectors, residual, scratch)
+        _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual,
+              scratch)
 
 
 @njit(cache=True, parallel=True)
-def gemm_parallel(a, lda, bp, out, chunk, kc, kinds, vectors, residual):
+def gemm_parallel(a, lda, bp, out, chunk, group, kc, kinds, vectors, residual):
     """:func:`gemm_serial` with the tasks on numba's threads (same arguments)."""
-    blocks = bp.shape[0]
-    tasks = -(-out.shape[0] // chunk) * blocks
+    groups = -(-bp.shape[0] // group)
+    tasks = -(-out.shape[0] // chunk) * groups
     for task in prange(tasks):
         scratch = np.empty((_ROWS, BLOCK_COLUMNS), np.float32)
-        _task(a, lda, bp, out, task, blocks, chunk, kc, kinds, vectors, residual, scratch)
+        _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual,
+              scratch)

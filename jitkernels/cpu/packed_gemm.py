@@ -41,9 +41,9 @@ from . import packed_blocks
 from .epilogue import RESIDUAL
 from .packed_blocks import BLOCK_COLUMNS, ROWS as _ROWS
 
-__all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "row_chunk",
+__all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "task_shape",
            "packed_weight", "pack", "BLOCK_COLUMNS", "MAX_ROWS", "MIN_WORK",
-           "PARALLEL_MIN_WORK", "CHUNK_ROWS", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH",
+           "PARALLEL_MIN_WORK", "CHUNK_ROWS", "PANEL_BYTES", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH",
            "CONV_SWITCH"]
 
 MAX_ROWS = 64
@@ -56,7 +56,10 @@ PARALLEL_MIN_WORK = 1 << 20
 """Fewest multiply-adds for the tasks to run on numba's threads."""
 
 CHUNK_ROWS = 96
-"""Rows per task (16 micro-kernel blocks; their ``a`` rows stay in L2 over a column block)."""
+"""Rows per task (16 micro-kernel blocks; their ``a`` rows stay in L2 over a column group)."""
+
+PANEL_BYTES = 512 << 10
+"""Bytes of packed panel chunks one task's column group may hold (half the 1 MB L2)."""
 
 DEPTH_BLOCK = 1024
 """Depth per K chunk: a column panel's chunk is 256 KB, in the 1 MB L2 while a task's rows
@@ -186,31 +189,44 @@ def _threads() -> int:
     return config.NUMBA_NUM_THREADS
 
 
-def row_chunk(rows: int, blocks: int, threads: int) -> int:
-    """Rows per task of the drivers: :data:`CHUNK_ROWS`, fewer (a multiple of 6) where the
-    output has too few (row chunk, column block) tasks to give each thread two.
+def task_shape(rows: int, depth: int, blocks: int, threads: int) -> tuple:
+    """``(chunk, group)``: rows and 64-column blocks per task of the drivers.
+
+    A group holds as many column blocks as keep their panel chunks (``kc * 256`` bytes
+    each, ``kc = min(K, DEPTH_BLOCK)``) within :data:`PANEL_BYTES` of L2; rows come in
+    chunks of :data:`CHUNK_ROWS`. While there are fewer tasks than two per thread, the row
+    chunk shrinks (by 6 rows) and then the group (halved).
 
     Args:
-        rows: the product's rows; blocks: its 64-column blocks; threads: numba's threads.
+        rows, depth: the product's ``M`` and ``K``; blocks: its 64-column blocks;
+        threads: the threads the tasks run on.
     """
+    kc = max(1, min(depth, DEPTH_BLOCK))
+    group = max(1, min(blocks, PANEL_BYTES // (kc * 4 * BLOCK_COLUMNS)))
     chunk = CHUNK_ROWS
-    while chunk > _ROWS and -(-rows // chunk) * blocks < 2 * threads:
+    count = lambda: -(-rows // chunk) * -(-blocks // group)      # noqa: E731
+    while count() < 2 * threads and chunk > 4 * _ROWS:
         chunk -= _ROWS
-    return chunk
+    while count() < 2 * threads and group > 1:
+        group = -(-group // 2)
+    while count() < 2 * threads and chunk > _ROWS:
+        chunk -= _ROWS
+    return chunk, group
 
 
 class _Plan:
     """A checked product: the driver and its arguments but the epilogue (see :func:`_plan`)."""
 
-    __slots__ = ("driver", "a", "lda", "packed", "out", "chunk")
+    __slots__ = ("driver", "a", "lda", "packed", "out", "chunk", "group", "depth_block")
 
-    def __init__(self, driver, a, lda, packed, out, chunk):
-        self.driver, self.a, self.lda, self.packed, self.out, self.chunk = \
-            driver, a, lda, packed, out, chunk
+    def __init__(self, driver, a, lda, packed, out, shape):
+        self.driver, self.a, self.lda, self.packed, self.out = driver, a, lda, packed, out
+        self.chunk, self.group = shape
+        self.depth_block = DEPTH_BLOCK
 
     def __call__(self, kinds=_EMPTY_KINDS, vectors=_EMPTY_VECTORS, residual=_EMPTY_RESIDUAL):
-        self.driver(self.a, self.lda, self.packed, self.out, self.chunk, DEPTH_BLOCK, kinds,
-                    vectors, residual)
+        self.driver(self.a, self.lda, self.packed, self.out, self.chunk, self.group,
+                    self.depth_block, kinds, vectors, residual)
 
 
 def _plan(a, b, transposed: bool, out, max_rows=None):
@@ -246,7 +262,7 @@ def _plan(a, b, transposed: bool, out, max_rows=None):
     parallel = work >= PARALLEL_MIN_WORK and threads > 1
     driver = packed_blocks.gemm_parallel if parallel else packed_blocks.gemm_serial
     return _Plan(driver, flat, lda, packed, out,
-                 row_chunk(rows, packed.shape[0], threads if parallel else 1))
+                 task_shape(rows, depth, packed.shape[0], threads if parallel else 1))
 
 
 def try_product(a: np.ndarray, b: np.ndarray, transposed: bool, out: np.ndarray) -> bool:

@@ -52,9 +52,10 @@ steps = st.lists(st.sampled_from([ADD, MUL, RESIDUAL, RELU]), max_size=5).map(
 @settings(max_examples=40, deadline=None)
 @given(rows=st.integers(1, 230), depth=st.integers(1, 140), units=st.integers(1, 200),
        kinds=steps, depth_block=st.sampled_from([1, 5, 16, 64, 1024]),
-       chunk=st.sampled_from([6, 12, 96]), parallel=st.booleans(), seed=st.integers(0, 99))
-def test_conv_product_matches_numpy(rows, depth, units, kinds, depth_block,
-                                    chunk, parallel, seed):
+       chunk=st.sampled_from([6, 12, 96]), panel=st.sampled_from([1, 1 << 14, 1 << 30]),
+       parallel=st.booleans(), seed=st.integers(0, 99))
+def test_conv_product_matches_numpy(rows, depth, units, kinds, depth_block, chunk, panel,
+                                    parallel, seed):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((rows, depth)).astype(np.float32)
     w = _read_only(rng.standard_normal((depth, units)).astype(np.float32))
@@ -64,6 +65,7 @@ def test_conv_product_matches_numpy(rows, depth, units, kinds, depth_block,
         m.setattr(packed_gemm, "conv_pays", lambda *args: True)
         m.setattr(packed_gemm, "DEPTH_BLOCK", depth_block)
         m.setattr(packed_gemm, "CHUNK_ROWS", chunk)
+        m.setattr(packed_gemm, "PANEL_BYTES", panel)          # column groups of 1, some, all
         m.setattr(packed_gemm, "PARALLEL_MIN_WORK", 0 if parallel else 1 << 62)
         out = np.full((rows, units), np.nan, np.float32)
         assert packed_gemm.conv_product(a, w, out, epilogue if kinds else None,
@@ -88,6 +90,20 @@ def test_row_strided_operand_is_read_in_place(rows, depth, units, lead, seed):
         m.setattr(packed_gemm, "DEPTH_BLOCK", 7)
         assert packed_gemm.conv_product(a, w, out)
     _close(out, a.astype(np.float64) @ w, depth)
+
+
+def test_task_shape_by_hand(monkeypatch):
+    """Hand-derived task shapes: a group's panel chunks fit PANEL_BYTES; few tasks shrink
+    the row chunk, then the group."""
+    monkeypatch.setattr(packed_gemm, "DEPTH_BLOCK", 1024)
+    monkeypatch.setattr(packed_gemm, "PANEL_BYTES", 512 << 10)
+    monkeypatch.setattr(packed_gemm, "CHUNK_ROWS", 96)
+    assert packed_gemm.task_shape(3136, 64, 4, 1) == (96, 4)        # 64 KB of panels
+    assert packed_gemm.task_shape(3136, 64, 4, 2) == (96, 4)        # 33 tasks
+    assert packed_gemm.task_shape(49, 4608, 8, 1) == (96, 2)        # 2 x 256 KB chunks
+    assert packed_gemm.task_shape(49, 4608, 8, 2) == (96, 2)        # 4 tasks
+    assert packed_gemm.task_shape(49, 1024, 16, 4) == (96, 2)       # 8 tasks
+    assert packed_gemm.task_shape(12, 64, 1, 2) == (6, 1)           # 2 row chunks of 6
 
 
 def test_cost_rule_by_hand():

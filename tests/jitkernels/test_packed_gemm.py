@@ -63,7 +63,7 @@ def test_serial_and_parallel_drivers_agree_with_numpy(rows, blocks, extra):
     kinds, vectors, residual = packed_gemm._no_epilogue()
     for driver in (packed_blocks.gemm_serial, packed_blocks.gemm_parallel):
         out = np.zeros((rows, units), "float32")
-        driver(a.reshape(-1), depth, packed, out, 6, 16, kinds, vectors, residual)
+        driver(a.reshape(-1), depth, packed, out, 6, 2, 16, kinds, vectors, residual)
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=_tolerance(depth))
 
 
