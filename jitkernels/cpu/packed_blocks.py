@@ -31,9 +31,10 @@ is applied by passing the flat views ``a[k0:]`` and ``W[jb, k0:]`` with block in
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, prange
 
 from .broadcast_kernel import FLOAT32, micro_kernels
+from .simd import LANES, row_add_into, row_affine, row_copy, row_mul_into
 
 __all__ = ["BLOCK_COLUMNS", "ROWS", "block", "gemm_serial", "gemm_parallel", "finish_block"]
 
@@ -71,67 +72,74 @@ _block = block
 
 
 @njit(cache=True, inline="always")
-def finish_block(scratch, count, width, out, i0, j0, first, last, kinds, vectors, residual):
-    """Merge one ``count x width`` block from ``scratch`` into ``out[i0:, j0:]``.
+def finish_block(block, count, width, out, units, i0, j0, first, last, kinds, vectors,
+                 channels, residual, ones, zeros):
+    """Merge one ``count x width`` block from the micro-kernel's scratch into the output.
 
-    ``first``: the block's first depth chunk (store; else add to what ``out`` holds);
-    ``last``: its last one (apply the epilogue steps to the scratch before storing).
-    Flat unsigned indices, so that numba emits no negative-index checks and LLVM
-    vectorises the 64-column loops (as :func:`jitkernels.cpu.epilogue.apply_pixel`).
+    ``first``: the block's first depth chunk (store; else add to what the output holds);
+    ``last``: its last one (apply the epilogue steps to the scratch before storing). Whole
+    16-lane vectors go through :mod:`jitkernels.cpu.simd`'s intrinsics (numba's own loops
+    stay scalar here: LLVM cannot rule out that the operands overlap), the last
+    ``width % 16`` columns through scalar loops.
 
     Args:
-        scratch: ``(6, 64)`` float32, the micro-kernel's block.
-        count, width: rows and columns of the block that are inside ``out``.
-        out: ``(M, N)`` C-contiguous; i0, j0: the block's first row and column.
+        block: the flat ``(6 * 64,)`` float32 scratch (row ``r`` at ``64 * r``).
+        count, width: rows and columns of the block that are inside the output.
+        out: the flat C-contiguous ``(M * N,)`` output; units: ``N``.
+        i0, j0: the block's first row and column.
         first, last: booleans (see above).
-        kinds, vectors, residual: the epilogue's arrays (``residual`` ``(M, N)`` when a
-            RESIDUAL step is present).
+        kinds: the epilogue's step kinds; vectors: its flat ``(S * channels,)`` per-channel
+            operands; channels: their row length (``N``); residual: the flat ``(M * N,)``
+            residual when a RESIDUAL step is present.
+        ones, zeros: 16 float32 ones and zeros (the ReLU as ``max(0, v * 1 + 0)``).
     """
-    units = uint64(out.shape[1])
-    flat = out.reshape(-1)
-    block = scratch.reshape(-1)
-    cols = uint64(width)
-    if not first:
-        for r in range(uint64(count)):
-            source = (uint64(i0) + r) * units + uint64(j0)
-            row = r * uint64(BLOCK_COLUMNS)
-            for j in range(cols):
-                block[row + j] += flat[source + j]
-    if last:
-        zero = np.float32(0)
-        rflat = residual.reshape(-1)
-        for s in range(kinds.shape[0]):
-            kind = kinds[s]
-            vector = vectors[s]
-            for r in range(uint64(count)):
-                row = r * uint64(BLOCK_COLUMNS)
+    whole = width // LANES
+    tail = whole * LANES
+    for r in range(count):
+        row = r * BLOCK_COLUMNS
+        target = (i0 + r) * units + j0
+        if not first:
+            row_add_into(block, row, LANES, out, target, LANES, whole)
+            for j in range(tail, width):
+                block[row + j] += out[target + j]
+        if last:
+            for s in range(kinds.shape[0]):
+                kind = kinds[s]
+                at = s * channels + j0
                 if kind == 0:
-                    for j in range(cols):
-                        block[row + j] += vector[uint64(j0) + j]
+                    row_add_into(block, row, LANES, vectors, at, LANES, whole)
+                    for j in range(tail, width):
+                        block[row + j] += vectors[at + j]
                 elif kind == 1:
-                    for j in range(cols):
-                        block[row + j] *= vector[uint64(j0) + j]
+                    row_mul_into(block, row, LANES, vectors, at, LANES, whole)
+                    for j in range(tail, width):
+                        block[row + j] *= vectors[at + j]
                 elif kind == 2:
-                    source = (uint64(i0) + r) * units + uint64(j0)
-                    for j in range(cols):
-                        block[row + j] += rflat[source + j]
+                    row_add_into(block, row, LANES, residual, target, LANES, whole)
+                    for j in range(tail, width):
+                        block[row + j] += residual[target + j]
                 else:
-                    for j in range(cols):
-                        block[row + j] = max(block[row + j], zero)
-    for r in range(uint64(count)):
-        target = (uint64(i0) + r) * units + uint64(j0)
-        row = r * uint64(BLOCK_COLUMNS)
-        for j in range(cols):
-            flat[target + j] = block[row + j]
+                    row_affine(block, row, LANES, ones, zeros, 0, 0.0, whole)
+                    for j in range(tail, width):
+                        block[row + j] = max(block[row + j], np.float32(0))
+        row_copy(out, target, LANES, block, row, LANES, whole)
+        for j in range(tail, width):
+            out[target + j] = block[row + j]
 
 
 @njit(cache=True)
-def _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual, scratch):
+def _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual, scratch,
+          ones, zeros):
     """Run one task ``task = row_chunk * groups + g``: rows ``chunk`` x column blocks
     ``g * group ...`` (see the module docstring)."""
     rows, units = out.shape
     depth = bp.shape[1]
     flat_b = bp.reshape(-1)
+    flat_out = out.reshape(-1)
+    block = scratch.reshape(-1)
+    flat_vectors = vectors.reshape(-1)
+    flat_residual = residual.reshape(-1)
+    channels = vectors.shape[1]
     row_chunk, g = task // groups, task % groups
     lo = row_chunk * chunk
     hi = min(rows, lo + chunk)
@@ -146,8 +154,9 @@ def _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, resid
                 j0 = jb * BLOCK_COLUMNS
                 panel = flat_b[(jb * depth + k0) * BLOCK_COLUMNS:]
                 _block(scratch, rows_from, panel, i0, 0, steps, lda, count)
-                finish_block(scratch, count, min(BLOCK_COLUMNS, units - j0), out, i0, j0,
-                             k0 == 0, k0 + steps >= depth, kinds, vectors, residual)
+                finish_block(block, count, min(BLOCK_COLUMNS, units - j0), flat_out, units,
+                             i0, j0, k0 == 0, k0 + steps >= depth, kinds, flat_vectors,
+                             channels, flat_residual, ones, zeros)
 
 
 @njit(cache=True)
@@ -167,9 +176,10 @@ def gemm_serial(a, lda, bp, out, chunk, group, kc, kinds, vectors, residual):
     groups = -(-bp.shape[0] // group)
     tasks = -(-out.shape[0] // chunk) * groups
     scratch = np.empty((_ROWS, BLOCK_COLUMNS), np.float32)
+    ones, zeros = np.ones(LANES, np.float32), np.zeros(LANES, np.float32)
     for task in range(tasks):
         _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual,
-              scratch)
+              scratch, ones, zeros)
 
 
 @njit(cache=True, parallel=True)
@@ -177,7 +187,8 @@ def gemm_parallel(a, lda, bp, out, chunk, group, kc, kinds, vectors, residual):
     """:func:`gemm_serial` with the tasks on numba's threads (same arguments)."""
     groups = -(-bp.shape[0] // group)
     tasks = -(-out.shape[0] // chunk) * groups
+    ones, zeros = np.ones(LANES, np.float32), np.zeros(LANES, np.float32)
     for task in prange(tasks):
         scratch = np.empty((_ROWS, BLOCK_COLUMNS), np.float32)
         _task(a, lda, bp, out, task, groups, chunk, group, kc, kinds, vectors, residual,
-              scratch)
+              scratch, ones, zeros)
