@@ -30,6 +30,21 @@ stale helper can never claim chunks of a later job. The kernel's protocol (see
 
 Helpers are daemon threads made on first use (re-made after ``os.fork``), one fewer than
 the threads asked for.
+
+A helper can still hold the caller up: it claims a chunk and loses its core before it
+finishes (other processes want the cores). Then the caller's wait for that chunk lasts a
+scheduler time slice, not microseconds; :func:`share` counts such a wait (over
+:data:`STALL_SECONDS`) as a stall and runs the next jobs of the next :data:`BACKOFF_SECONDS`
+on the calling thread alone. On an idle machine no wait comes near the limit.
+
+Worse, a helper needs the GIL to leave its queue and enter the kernel: one that takes the
+GIL and then loses its core blocks the caller's return from its own kernel call. On a
+machine whose cores other processes keep busy (load average ~7 on 2 cores) bert_int8 took
+37 ms with a helper against 31 ms without. So helpers are only posted while the other
+processes leave a core idle: :func:`others_busy` reads ``/proc/stat`` at most every
+:data:`SAMPLE_SECONDS` and subtracts this process's own CPU time; when the rest of the
+machine used more than ``cores - threads + 0.5`` cores over the last interval, jobs run on
+the calling thread alone.
 """
 
 from __future__ import annotations
@@ -37,13 +52,15 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["atomic_add", "claim", "finish", "new_state", "share", "SPINS"]
+__all__ = ["atomic_add", "claim", "finish", "new_state", "share", "SPINS", "STALL_SECONDS",
+           "BACKOFF_SECONDS", "SAMPLE_SECONDS", "stalls", "others_busy"]
 
 SPINS = 20000
 """Atomic reads the caller spins for before it yields its core between checks (a helper's
@@ -89,6 +106,65 @@ def _finished(state, total, spins):
         if atomic_add(state, 1, 0) >= total:
             return True
     return False
+
+
+STALL_SECONDS = 0.0005
+"""A wait for helpers' claimed chunks longer than this is a stall (a chunk is ~5-40 us of
+work on a core)."""
+
+BACKOFF_SECONDS = 0.5
+"""After a stall, jobs run on the calling thread alone for this long."""
+
+_STALLS = {"count": 0, "until": 0.0}
+
+SAMPLE_SECONDS = 0.25
+"""How often :func:`others_busy` re-reads the machine's CPU counters."""
+
+_SAMPLE = {"time": None, "busy": 0.0, "own": 0.0, "others": 0.0}
+
+
+def _machine_busy_seconds():
+    """CPU seconds every core of the machine spent busy since boot (``/proc/stat``), or
+    None where that file is missing."""
+    try:
+        with open("/proc/stat", "rb") as handle:
+            fields = handle.readline().split()[1:]
+    except OSError:
+        return None
+    ticks = [int(x) for x in fields]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def others_busy() -> float:
+    """Cores' worth of CPU the *other* processes used over the last sample interval
+    (machine busy time minus this process's CPU time, per second); 0.0 where
+    ``/proc/stat`` cannot be read. Re-sampled at most every :data:`SAMPLE_SECONDS`."""
+    now = time.monotonic()
+    last = _SAMPLE["time"]
+    if last is not None and now - last < SAMPLE_SECONDS:
+        return _SAMPLE["others"]
+    busy, own = _machine_busy_seconds(), time.process_time()
+    if busy is None:
+        return 0.0
+    if last is not None:
+        _SAMPLE["others"] = max(0.0, (busy - _SAMPLE["busy"]) - (own - _SAMPLE["own"])) \
+            / max(now - last, 1e-6)
+    _SAMPLE.update(time=now, busy=busy, own=own)
+    return _SAMPLE["others"]
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def stalls() -> int:
+    """How many waits for a helper's chunk were stalls in this process (see
+    :data:`STALL_SECONDS`)."""
+    return _STALLS["count"]
 
 
 def new_state() -> np.ndarray:
@@ -146,8 +222,18 @@ def share(kernel, args: tuple, state: np.ndarray, total: int, threads: int) -> N
         threads: threads wanted, the caller included (1: no helper).
     """
     helpers = min(threads - 1, total - 1)
+    if helpers > 0 and (time.monotonic() < _STALLS["until"] or
+                        others_busy() > _cores() - (helpers + 1) + 0.5):
+        helpers = 0                 # backing off after a stall, or the cores are taken
     for jobs in _HELPERS.get(max(helpers, 0)):
         jobs.put((kernel, args))
     kernel(*args)
+    if _finished(state, total, SPINS):
+        return
+    start = time.perf_counter()
     while not _finished(state, total, SPINS):
         os.sched_yield()
+    now = time.perf_counter()
+    if now - start > STALL_SECONDS:
+        _STALLS["count"] += 1
+        _STALLS["until"] = time.monotonic() + BACKOFF_SECONDS

@@ -19,6 +19,14 @@ from jitkernels.cpu.work_sharing import atomic_add, claim, finish, new_state, sh
 needs_vnni = pytest.mark.skipif(not int8_vnni.available(), reason="no AVX-512 VNNI")
 
 
+@pytest.fixture(autouse=True)
+def _idle_machine(monkeypatch):
+    """Helpers are posted even when other processes keep the cores busy (the test machine
+    is shared), so the tests exercise them."""
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
+    monkeypatch.setitem(work_sharing._STALLS, "until", 0.0)
+
+
 @njit(nogil=True)
 def _count_chunks(hits, state, total):
     while True:
@@ -138,3 +146,22 @@ def test_helpers_are_remade_after_a_fork_marker():
     assert len(queues) == 1
     helpers.pid = -1                    # as a forked child sees it
     assert len(helpers.get(1)) == 1 and helpers.pid != -1
+
+
+def test_others_busy_is_a_rate_of_cores(monkeypatch):
+    monkeypatch.undo()
+    import os
+    import time
+    work_sharing.others_busy()
+    time.sleep(work_sharing.SAMPLE_SECONDS + 0.05)
+    busy = work_sharing.others_busy()
+    assert 0.0 <= busy <= len(os.sched_getaffinity(0)) + 0.5
+
+
+def test_no_helper_while_backing_off(monkeypatch):
+    # a stall's back-off: the job still completes, on the calling thread
+    monkeypatch.setitem(work_sharing._STALLS, "until", float("inf"))
+    hits = np.zeros(64, np.int64)
+    state = new_state()
+    share(_count_chunks, (hits, state, 64), state, 64, 4)
+    np.testing.assert_array_equal(hits, np.ones(64, np.int64))
