@@ -15,9 +15,11 @@ ran as a second pass over the output. Here (issue #17: DCGAN's deconvolutions):
   few-row product runs on :mod:`jitkernels.cpu.packed_gemm`'s packed micro-kernel (weight
   packed once) where its cost rule takes it, else on irlib's BLAS; a writable weight is
   multiplied as stored (columns ``(channel, tap)``).
-* **A gather col2im** parallel over output rows (``prange`` over ``(image, block of
-  channels, output row)`` tasks; each output element is written once, so there are no
-  write races and no zeroing pass): per task, the taps that reach the row are added into an
+* **A gather col2im** parallel over output rows (chunks of ``(image, block of channels,
+  output row)`` tasks shared with helper threads that join when they get a core,
+  :mod:`jitkernels.cpu.work_sharing`, so a busy machine never leaves the caller waiting at
+  a barrier; each output element is written once, so there are no write races and no
+  zeroing pass): per task, the taps that reach the row are added into an
   ``(OW, block)`` accumulator that stays in L1 (:func:`channel_block`: a whole group's
   channels where the row fits :data:`ACCUMULATOR_BYTES`). With ``(tap, channel)`` columns
   each tap of an input pixel is one contiguous run of the block's channels, so the columns
@@ -41,15 +43,16 @@ import threading
 import weakref
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from .._geometry import from_canonical, is_float, ntuple, padding_pairs, reference, to_canonical
 from . import conv_core, packed_gemm
 from .blas import gemm
 from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
+from .work_sharing import claim, finish, new_state, share
 
 __all__ = ["conv2d_transpose", "into", "into_fused", "enabled", "output_size", "ENV_SWITCH",
-           "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "COLUMNS_LIMIT"]
+           "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "CHUNKS_PER_THREAD", "COLUMNS_LIMIT"]
 
 ENV_SWITCH = "IRLIB_CONV_TRANSPOSE_GATHER"
 """Environment variable: ``0`` (``off``/``false``/``no``) runs the earlier ``W^T @ x`` +
@@ -60,7 +63,11 @@ ACCUMULATOR_BYTES = 16 << 10
 L1 while the taps are added and the epilogue runs; see :func:`channel_block`)."""
 
 PARALLEL_MIN_OUTPUTS = 8192
-"""Fewest output elements for the col2im to run on numba's threads (below, serially)."""
+"""Fewest output elements for the col2im to be shared with helper threads (below, it runs
+on the calling thread)."""
+
+CHUNKS_PER_THREAD = 4
+"""Chunks of output rows per thread a shared col2im is cut into (claimed dynamically)."""
 
 COLUMNS_LIMIT = 16 << 20
 """Most bytes of columns one product writes; larger batches run a few images at a time."""
@@ -249,19 +256,22 @@ def _col2im_serial(cols, out, first_image, channel0, per_group_out, block, geome
                   channel_step, tap_step, kinds, vectors, residual, acc, lane)
 
 
-@njit(cache=True, parallel=True)
-def _col2im_parallel(cols, out, first_image, channel0, per_group_out, block, geometry,
-                     channel_step, tap_step, kinds, vectors, residual, tasks, chunks):
-    """:func:`_row_task` for tasks ``0..tasks-1``, ``chunks`` contiguous runs of them on
-    numba's threads (consecutive rows share input rows in cache)."""
-    for chunk in prange(chunks):
-        acc = np.empty(out.shape[3] * block, out.dtype)
-        lane = np.empty(block, out.dtype)
-        first = chunk * tasks // chunks
-        last = (chunk + 1) * tasks // chunks
-        for task in range(first, last):
+@njit(cache=True, nogil=True)
+def _col2im_shared(cols, out, first_image, channel0, per_group_out, block, geometry,
+                   channel_step, tap_step, kinds, vectors, residual, tasks, chunks, state):
+    """:func:`_row_task` for tasks ``0..tasks-1`` in ``chunks`` contiguous runs, each claimed
+    from the job's counters ``state`` by whichever thread (caller or helper) gets it first
+    (:mod:`jitkernels.cpu.work_sharing`; consecutive rows share input rows in cache)."""
+    acc = np.empty(out.shape[3] * block, out.dtype)
+    lane = np.empty(block, out.dtype)
+    while True:
+        chunk = claim(state, chunks)
+        if chunk < 0:
+            break
+        for task in range(chunk * tasks // chunks, (chunk + 1) * tasks // chunks):
             _row_task(task, cols, out, first_image, channel0, per_group_out, block,
                       geometry, channel_step, tap_step, kinds, vectors, residual, acc, lane)
+        finish(state)
 
 
 def channel_block(per_group_out: int, out_width: int, itemsize: int) -> int:
@@ -274,6 +284,8 @@ def channel_block(per_group_out: int, out_width: int, itemsize: int) -> int:
 
 
 def _threads() -> int:
+    """Threads a col2im may use: numba's configured count (``NUMBA_NUM_THREADS``), as for
+    the other non-GEMM loops (:mod:`jitkernels.threads`)."""
     from numba import config
     return config.NUMBA_NUM_THREADS
 
@@ -338,7 +350,9 @@ def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, befo
             threads = _threads()
             if threads > 1 and images * per_group_out * oh * out.shape[3] >= \
                     PARALLEL_MIN_OUTPUTS and tasks > 1:
-                _col2im_parallel(*args, min(tasks, 4 * threads))
+                chunks = min(tasks, CHUNKS_PER_THREAD * threads)
+                state = new_state()
+                share(_col2im_shared, args + (chunks, state), state, chunks, threads)
             else:
                 _col2im_serial(*args)
 
