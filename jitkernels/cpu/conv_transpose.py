@@ -52,7 +52,7 @@ from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
 from .work_sharing import claim, finish, new_state, share
 
 __all__ = ["conv2d_transpose", "into", "into_fused", "enabled", "output_size", "ENV_SWITCH",
-           "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "CHUNKS_PER_THREAD", "COLUMNS_LIMIT"]
+           "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "CHUNKS_PER_THREAD", "CHANNEL_MAJOR_UNITS", "COLUMNS_LIMIT"]
 
 ENV_SWITCH = "IRLIB_CONV_TRANSPOSE_GATHER"
 """Environment variable: ``0`` (``off``/``false``/``no``) runs the earlier ``W^T @ x`` +
@@ -68,6 +68,11 @@ on the calling thread)."""
 
 CHUNKS_PER_THREAD = 4
 """Chunks of output rows per thread a shared col2im is cut into (claimed dynamically)."""
+
+CHANNEL_MAJOR_UNITS = 64
+"""Products with fewer columns (output channels per group x taps) than this (one packed
+panel) run as ``W^T @ x`` instead, ``(units, pixels)``: a tall, 3-48 column product runs
+slower than its transpose (DCGAN's 128->3 layer: 0.166 vs 0.144 ms, one thread)."""
 
 COLUMNS_LIMIT = 16 << 20
 """Most bytes of columns one product writes; larger batches run a few images at a time."""
@@ -167,10 +172,12 @@ def _tap_columns(x_offset, stride, out_width, width):
 
 @njit(cache=True)
 def _row_task(task, cols, out, first_image, channel0, per_group_out, block, geometry,
-              channel_step, tap_step, kinds, vectors, residual, acc, lane):
+              pixel_step, channel_step, tap_step, kinds, vectors, residual, acc, lane):
     """Compute one output row of one block of ``block`` channels: gather its taps from
     ``cols`` into ``acc`` (flat ``(OW, block)``), apply the epilogue there (``lane``: a
-    per-channel operand's ``block`` values), write ``out``.
+    per-channel operand's ``block`` values), write ``out``. Tap ``t`` of output channel
+    ``o`` for input pixel ``p`` (counted over the chunk's images) is element
+    ``p*pixel_step + o*channel_step + t*tap_step`` of ``cols``.
 
     With ``(tap, channel)`` columns each tap of an input pixel is a contiguous run of
     ``block`` values added to one accumulator row (vectorised). Flat arrays and unsigned
@@ -185,7 +192,6 @@ def _row_task(task, cols, out, first_image, channel0, per_group_out, block, geom
     count = uint64(min(block, per_group_out - o0))
     zero = out.dtype.type(0)
     source = cols.reshape(-1)
-    units = cols.shape[1]
     span = uint64(ow) * count
     for a in range(span):
         acc[a] = zero
@@ -205,13 +211,21 @@ def _row_task(task, cols, out, first_image, channel0, per_group_out, block, geom
             if channel_step == 1:
                 for j in range(lo, hi):
                     into = uint64(j * sw + x_offset) * count
-                    start = uint64((pixel0 + j) * units + column0)
+                    start = uint64((pixel0 + j) * pixel_step + column0)
                     for c in range(count):
                         acc[into + c] += source[start + c]
+            elif pixel_step == 1:           # channel-major: runs along the pixels
+                if hi > lo:
+                    for c in range(count):
+                        start = uint64(pixel0 + lo + column0) + c * step
+                        into = uint64(lo * sw + x_offset) * count + c
+                        stride = uint64(sw) * count
+                        for j in range(uint64(hi - lo)):
+                            acc[into + j * stride] += source[start + j]
             else:
                 for j in range(lo, hi):
                     into = uint64(j * sw + x_offset) * count
-                    start = uint64((pixel0 + j) * units + column0)
+                    start = uint64((pixel0 + j) * pixel_step + column0)
                     for c in range(count):
                         acc[into + c] += source[start + c * step]
     # the epilogue on the accumulator, along its channels (a residual: per channel row)
@@ -247,18 +261,19 @@ def _row_task(task, cols, out, first_image, channel0, per_group_out, block, geom
 
 @njit(cache=True)
 def _col2im_serial(cols, out, first_image, channel0, per_group_out, block, geometry,
-                   channel_step, tap_step, kinds, vectors, residual, tasks):
+                   pixel_step, channel_step, tap_step, kinds, vectors, residual, tasks):
     """:func:`_row_task` for tasks ``0..tasks-1`` on the calling thread."""
     acc = np.empty(out.shape[3] * block, out.dtype)
     lane = np.empty(block, out.dtype)
     for task in range(tasks):
         _row_task(task, cols, out, first_image, channel0, per_group_out, block, geometry,
-                  channel_step, tap_step, kinds, vectors, residual, acc, lane)
+                  pixel_step, channel_step, tap_step, kinds, vectors, residual, acc, lane)
 
 
 @njit(cache=True, nogil=True)
 def _col2im_shared(cols, out, first_image, channel0, per_group_out, block, geometry,
-                   channel_step, tap_step, kinds, vectors, residual, tasks, chunks, state):
+                   pixel_step, channel_step, tap_step, kinds, vectors, residual, tasks,
+                   chunks, state):
     """:func:`_row_task` for tasks ``0..tasks-1`` in ``chunks`` contiguous runs, each claimed
     from the job's counters ``state`` by whichever thread (caller or helper) gets it first
     (:mod:`jitkernels.cpu.work_sharing`; consecutive rows share input rows in cache)."""
@@ -270,7 +285,8 @@ def _col2im_shared(cols, out, first_image, channel0, per_group_out, block, geome
             break
         for task in range(chunk * tasks // chunks, (chunk + 1) * tasks // chunks):
             _row_task(task, cols, out, first_image, channel0, per_group_out, block,
-                      geometry, channel_step, tap_step, kinds, vectors, residual, acc, lane)
+                      geometry, pixel_step, channel_step, tap_step, kinds, vectors, residual,
+                      acc, lane)
         finish(state)
 
 
@@ -330,23 +346,39 @@ def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, befo
     oh = out.shape[2]
     block = channel_block(per_group_out, out.shape[3], x.itemsize)
     flat = x.reshape(batch, channels, pixels)
+    channel_major = units < CHANNEL_MAJOR_UNITS
     for first in range(0, batch, per_chunk):
         images = min(per_chunk, batch - first)
-        cols = conv_core.scratch("tconv_cols", (images * pixels, units), x.dtype)
+        span = images * pixels
         for g in range(groups):
             data = flat[first:first + images, g * per_group_in:(g + 1) * per_group_in]
-            if images == 1:
-                rows = data[0].T                                    # a transposed view
+            if channel_major:
+                # few columns: cols = W^T @ x, (units, pixels), read along its pixels
+                cols = conv_core.scratch("tconv_cols", (units, span), x.dtype)
+                if images == 1:
+                    rows = data[0]
+                else:
+                    rows = conv_core.scratch("tconv_rows", (per_group_in, images, pixels),
+                                             x.dtype)
+                    np.copyto(rows, data.transpose(1, 0, 2))
+                    rows = rows.reshape(per_group_in, span)
+                gemm(matrices[g].T, rows, cols)
+                steps = (1, channel_step * span, tap_step * span)
             else:
-                rows = conv_core.scratch("tconv_rows", (images, pixels, per_group_in),
-                                         x.dtype)
-                np.copyto(rows, data.transpose(0, 2, 1))
-                rows = rows.reshape(images * pixels, per_group_in)
-            if not packed_gemm.try_product(rows, matrices[g], False, cols):
-                gemm(rows, matrices[g], cols)
+                cols = conv_core.scratch("tconv_cols", (span, units), x.dtype)
+                if images == 1:
+                    rows = data[0].T                                # a transposed view
+                else:
+                    rows = conv_core.scratch("tconv_rows", (images, pixels, per_group_in),
+                                             x.dtype)
+                    np.copyto(rows, data.transpose(0, 2, 1))
+                    rows = rows.reshape(span, per_group_in)
+                if not packed_gemm.try_product(rows, matrices[g], False, cols):
+                    gemm(rows, matrices[g], cols)
+                steps = (units, channel_step, tap_step)
             tasks = images * ((per_group_out + block - 1) // block) * oh
             args = (cols, out, first, g * per_group_out, per_group_out, block, geometry,
-                    channel_step, tap_step, epilogue.kinds, epilogue.vectors, residual, tasks)
+                    *steps, epilogue.kinds, epilogue.vectors, residual, tasks)
             threads = _threads()
             if threads > 1 and images * per_group_out * oh * out.shape[3] >= \
                     PARALLEL_MIN_OUTPUTS and tasks > 1:

@@ -105,12 +105,19 @@ def kernel():
     return jitkernels.get_kernel(OP, "cpu")
 
 
+ORIENTATIONS = {"pixel_major": 0, "channel_major": 1 << 30, "by_rule": None}
+
+
 @settings(max_examples=examples(40), deadline=None)
-@given(g=geometry(), read_only=st.booleans(), parallel=st.booleans())
-def test_matches_the_scatter_oracle(g, read_only, parallel):
+@given(g=geometry(), read_only=st.booleans(), parallel=st.booleans(),
+       orientation=st.sampled_from(sorted(ORIENTATIONS)))
+def test_matches_the_scatter_oracle(g, read_only, parallel, orientation):
     x, w, attrs, expected = make_case(g)
     w.flags.writeable = not read_only
     with pytest.MonkeyPatch.context() as monkeypatch:
+        if ORIENTATIONS[orientation] is not None:
+            monkeypatch.setattr(conv_transpose, "CHANNEL_MAJOR_UNITS",
+                                ORIENTATIONS[orientation])
         monkeypatch.setattr(conv_transpose, "PARALLEL_MIN_OUTPUTS", 0 if parallel else 1 << 40)
         if parallel:        # helpers join even on a busy machine, two threads at least
             monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
@@ -150,8 +157,17 @@ def test_matches_torch(g):
 
 
 @settings(max_examples=examples(30), deadline=None)
-@given(g=geometry(max_channels=40), data=st.data())
-def test_into_fused_applies_the_epilogue(g, data):
+@given(g=geometry(max_channels=40), data=st.data(),
+       orientation=st.sampled_from(sorted(ORIENTATIONS)))
+def test_into_fused_applies_the_epilogue(g, data, orientation):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        if ORIENTATIONS[orientation] is not None:
+            monkeypatch.setattr(conv_transpose, "CHANNEL_MAJOR_UNITS",
+                                ORIENTATIONS[orientation])
+        fused_case(g, data)
+
+
+def fused_case(g, data):
     draw = data.draw
     kinds = draw(st.lists(st.sampled_from([ADD, MUL, RELU]), min_size=0, max_size=4))
     if draw(st.booleans()):
