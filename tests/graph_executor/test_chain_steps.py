@@ -204,3 +204,16 @@ def test_kws_is_one_chain_and_matches_onnxruntime():
     assert _direct_steps(runtime) == 3          # both conv2d and the conv1d
     assert len(runtime._chained) == 1
     assert graph_chains.enabled()
+
+
+def test_tiny_layers_keep_channels_first(monkeypatch):
+    from jitkernels.cpu import direct_conv
+    keep = direct_conv.keeps_channels_first
+    assert keep(1, 8, (3, 3), (1, 1), 40 * 100)             # kws' first layer
+    assert keep(8, 8, (3, 3), (2, 2), 20 * 50)              # and its second
+    assert not keep(8, 8, (1, 1), (1, 1), 20 * 50)          # a 1x1 layer: a plain GEMM
+    assert not keep(8, 32, (3, 3), (1, 1), 20 * 50)         # too many output channels
+    assert not keep(16, 16, (3, 3), (1, 1), 56 * 56)        # over TINY_LAYER_FLOPS
+    assert not keep(8, 8, (3, 3), (1, 1), 100, groups=2)
+    monkeypatch.setenv(direct_conv.LAYOUT_SWITCH, "0")
+    assert not keep(1, 8, (3, 3), (1, 1), 40 * 100)

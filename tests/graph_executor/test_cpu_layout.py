@@ -2,7 +2,8 @@
 convolutions that have a fast channels-last kernel in NHWC/HWIO (jitkernels.layout_preferences).
 
 Checked: which convolutions are converted (one group and depthwise yes; other grouped
-convolutions, integer data and already-NHWC ones no), that opt_level 2 and
+convolutions, integer data, already-NHWC ones and tiny layers the direct kernel runs
+channels-first, jitkernels.cpu.direct_conv.keeps_channels_first, no), that opt_level 2 and
 ``disabled_pass=["AlterOpLayout"]`` keep NCHW, and that results equal the reference
 interpreter on the unoptimised module (zoo models and generated conv stacks).
 """
@@ -79,11 +80,12 @@ def check_against_interpreter(mod, gmod, inputs, params=None):
 
 
 @pytest.mark.parametrize("case, converted", [
-    (dict(groups=1), True),
+    (dict(groups=1, out_channels=32), True),
+    (dict(groups=1), False),                             # tiny: kept channels-first
     (dict(groups=8), True),                              # depthwise, multiplier 1
     (dict(groups=8, out_channels=16), False),            # depthwise, multiplier 2
     (dict(groups=2), False),                             # grouped: no channels-last path
-    (dict(groups=1, dtype="float64"), True),
+    (dict(groups=1, dtype="float64", out_channels=32), True),
     (dict(groups=1, dtype="int32"), False),
     (dict(groups=1, layout="NHWC"), False),              # already channels-last
 ])
