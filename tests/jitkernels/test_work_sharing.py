@@ -165,3 +165,28 @@ def test_no_helper_while_backing_off(monkeypatch):
     state = new_state()
     share(_count_chunks, (hits, state, 64), state, 64, 4)
     np.testing.assert_array_equal(hits, np.ones(64, np.int64))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(rows=st.integers(1, 9), cols=st.integers(1, 70), low=st.integers(-300, 300),
+       span=st.integers(0, 400), special=st.sampled_from(
+           [None, np.nan, np.inf, -np.inf, 0.5, -7.25, 3e9, -3e9, 2.0 ** 30, 2.0 ** 31]),
+       seed=st.integers(0, 2 ** 16))
+def test_integer_bounds_and_uint8_rows_vs_numpy(rows, cols, low, span, special, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(low, low + span + 1, size=(rows, cols)).astype(np.float32)
+    if special is not None:
+        a[rng.integers(rows), rng.integers(cols)] = special
+    ok, lo, hi = int8_vnni._integer_bounds(a)
+    integral = bool(np.all(np.isfinite(a)) and np.all(a == np.round(a))
+                    and np.all(np.abs(a) <= 2.0 ** 30))
+    assert ok == integral
+    if ok:
+        assert (lo, hi) == (int(a.min()), int(a.max()))
+    span_ok, start = int8_vnni._integer_span(a)
+    assert span_ok == (integral and a.max() - a.min() <= 255)
+    if span_ok:
+        dest = np.full((rows, cols + 3), 9, np.uint8)
+        int8_vnni._to_uint8(a, np.int32(start), dest)
+        np.testing.assert_array_equal(dest[:, :cols], (a - a.min()).astype(np.uint8))
+        assert np.all(dest[:, cols:] == 9)
