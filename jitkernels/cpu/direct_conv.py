@@ -295,6 +295,64 @@ def _arrange_rows(xf, planes, dst, src, py, lo, hi, geometry, layout):
         dst += count
 
 
+@njit(cache=True, inline="always")
+def _arrange_row_pairs(xf, planes, dst, src, py, geometry, layout):
+    """The two column phases (``sw == 2``) of one (image, channel, row phase) from rows of
+    unit column step, written together: image columns ``2u`` and ``2u + 1`` go to the two
+    planes' rows side by side, so the loop reads the row contiguously (an interleaved load
+    LLVM vectorises) instead of gathering every other element twice (kws' 8-channel
+    stride-2 layer: 17 -> 6 us). ``dst`` is the phase-0 plane, ``src`` the channel's first
+    element."""
+    height, width, sh, top, left = geometry[0], geometry[1], geometry[8], geometry[12], \
+        geometry[13]
+    rows_q, length = geometry[15], geometry[16]
+    xsh = layout[2]
+    zero = planes.dtype.type(0)
+    count = uint64(length)
+    lo0, hi0 = _columns(width, left, 2, 0, length)
+    lo1, hi1 = _columns(width, left, 2, 1, length)
+    # column 2u goes to phase ``pa`` at ``ta + u``, column 2u + 1 to phase 1 - pa at tb + u
+    pa = left % 2
+    ta, tb = left // 2, (left + 1) // 2
+    hia, hib = (hi0, hi1) if pa == 0 else (hi1, hi0)
+    pairs = max(0, min(width // 2, hia - ta, hib - tb))
+    da = uint64(pa) * uint64(rows_q * length)
+    db = uint64(1 - pa) * uint64(rows_q * length)
+    for yq in range(rows_q):
+        y = yq * sh + py - top
+        row0 = dst + uint64(yq) * count
+        row1 = row0 + uint64(rows_q * length)
+        if y < 0 or y >= height:
+            for t in range(count):
+                planes[row0 + t] = zero
+                planes[row1 + t] = zero
+            continue
+        for t in range(uint64(lo0)):
+            planes[row0 + t] = zero
+        for t in range(uint64(hi0), count):
+            planes[row0 + t] = zero
+        for t in range(uint64(lo1)):
+            planes[row1 + t] = zero
+        for t in range(uint64(hi1), count):
+            planes[row1 + t] = zero
+        start = uint64(src + y * xsh)
+        into_a = row0 + da + uint64(ta)
+        into_b = row0 + db + uint64(tb)
+        two, one = uint64(2), uint64(1)
+        pa_row = planes[into_a:]
+        pb_row = planes[into_b:]
+        x_row = xf[start:]
+        for u in range(uint64(pairs)):
+            pa_row[u] = x_row[two * u]
+            pb_row[u] = x_row[two * u + one]
+        for col in range(2 * pairs, width):         # the tail past the last whole pair
+            phase = (col + left) % 2
+            t = (col + left) // 2
+            if t < (hi0 if phase == 0 else hi1):
+                planes[row0 + uint64(phase) * uint64(rows_q * length) + uint64(t)] = \
+                    xf[start + uint64(col)]
+
+
 @njit(cache=True)
 def arrange(x, planes, geometry, layout):
     """Rearrange the input into row planes (see the module docstring), zero padded.
@@ -313,9 +371,15 @@ def arrange(x, planes, geometry, layout):
     left, rows_q, length = geometry[13], geometry[15], geometry[16]
     xf = x.reshape(-1)
     dst = uint64(0)
+    plane = uint64(rows_q * length)
     for n in range(x.shape[0]):
         for c in range(channels):
             for py in range(sh):
+                if sw == 2 and layout[3] == 1:      # both column phases of unit-step rows
+                    _arrange_row_pairs(xf, planes, dst, n * layout[0] + c * layout[1], py,
+                                       geometry, layout)
+                    dst += plane + plane
+                    continue
                 for px in range(sw):
                     lo, hi = _columns(width, left, sw, px, length)
                     src = n * layout[0] + c * layout[1] + (lo * sw + px - left) * layout[3]

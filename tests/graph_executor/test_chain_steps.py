@@ -217,3 +217,39 @@ def test_tiny_layers_keep_channels_first(monkeypatch):
     assert not keep(8, 8, (3, 3), (1, 1), 100, groups=2)
     monkeypatch.setenv(direct_conv.LAYOUT_SWITCH, "0")
     assert not keep(1, 8, (3, 3), (1, 1), 40 * 100)
+
+
+@settings(max_examples=25, deadline=None)
+@given(channels=st.integers(1, 4), height=st.integers(1, 9), width=st.integers(1, 23),
+       kernel=st.integers(1, 5), stride=st.integers(1, 3), top=st.integers(0, 3),
+       left=st.integers(0, 3), channels_last=st.booleans(), batch=st.integers(1, 2))
+def test_direct_conv_planes_match_a_numpy_arrangement(channels, height, width, kernel, stride,
+                                                      top, left, channels_last, batch):
+    """direct_conv.arrange (its unit-step and paired stride-2 copies included) against the
+    planes built here: plane (n, c, py, px) row yq column t is padded pixel
+    (yq*sh + py, t*sw + px), zero outside the image."""
+    from jitkernels.cpu import direct_conv
+    oh = (height + 2 * top - kernel) // stride + 1
+    ow = (width + 2 * left - kernel) // stride + 1
+    if oh < 1 or ow < 1:
+        return
+    rng = np.random.default_rng(height * 31 + width)
+    image = rng.standard_normal((batch, channels, height, width)).astype("float32")
+    x = image.transpose(0, 2, 3, 1).copy() if channels_last else image
+    out_shape = (batch, oh, ow, 3) if channels_last else (batch, 3, oh, ow)
+    geometry, layout, size, spare = direct_conv.plan(
+        x.shape, out_shape, (kernel, kernel), (stride, stride), (1, 1), (top, left),
+        channels_last)
+    rows_q, length = int(geometry[15]), int(geometry[16])
+    planes = np.full(size + spare, np.nan, "float32")
+    direct_conv.arrange(x, planes, geometry, layout)
+    big = np.zeros((batch, channels, rows_q * stride + stride + top + height,
+                    length * stride + stride + left + width), "float32")
+    big[:, :, top:top + height, left:left + width] = image
+    expected = np.empty((batch, channels, stride, stride, rows_q, length), "float32")
+    for py in range(stride):
+        for px in range(stride):
+            expected[:, :, py, px] = big[:, :, py:py + rows_q * stride:stride,
+                                         px:px + length * stride:stride]
+    np.testing.assert_array_equal(planes[:size].reshape(expected.shape), expected)
+    assert not planes[size:].any()
