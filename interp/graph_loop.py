@@ -27,6 +27,7 @@ and run on the interpreter.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,31 +206,31 @@ class LoopKernel:
 
     # -- state that changes shape (graph_growing) ---------------------------------------------
     def _run_traced(self, arrays) -> None:
-        """Run the known number of steps, then the exit, from the recorded calls (see
-        :meth:`_trace`); record them first when the input arrays are new."""
+        """Run the known number of steps, then the exit, from the calls recorded for these
+        input arrays (see :meth:`_trace`; a few sets of arrays are kept per thread, for
+        modules that share this library function)."""
         local = self._local
         inputs = arrays[:self.num_inputs]
-        if not same_arrays(getattr(local, "traced_for", None), inputs):
-            self._trace(local, inputs)
+        traces = getattr(local, "traces", None)
+        if traces is None:
+            traces = local.traces = OrderedDict()
+        key = tuple(id(array) for array in inputs)
+        trace = traces.get(key)
+        if trace is None or not same_arrays(trace.inputs, inputs):
+            trace = traces[key] = self._trace(local, inputs)
+            if len(traces) > TRACES_KEPT:
+                traces.popitem(last=False)
         else:
-            if not local.chained:
-                _chain_trace(local)
-            for calls, heads, views in local.steps:
-                for fn, args in calls:
-                    fn(*args)
-                for view, head in zip(views, heads):
-                    np.copyto(view, head)
-            for fn, args in local.exit_calls:
-                fn(*args)
-        for position, (out, head) in enumerate(zip(arrays[self.num_inputs:],
-                                                   local.exit_heads)):
+            traces.move_to_end(key)
+            trace.run()
+        for position, (out, head) in enumerate(zip(arrays[self.num_inputs:], trace.exit_heads)):
             if out.shape != head.shape:
                 raise GraphInputError(
                     f"loop node {self.name!r}: output {position} has shape {head.shape} after "
                     f"{self.trips} steps, but the graph was built for {out.shape}")
             np.copyto(out, head)
 
-    def _trace(self, local, inputs) -> None:
+    def _trace(self, local, inputs) -> "_Trace":
         """Run the loop once on the step and exit graphs' runtimes (symbolic: each step's
         state has its own sizes), keeping each step's calls (the runtime's argument tuples
         for that binding), result arrays and the arrays its results are copied into (two
@@ -247,7 +248,6 @@ class LoopKernel:
             for index, array in enumerate(outer + list(inputs[start:start + count])):
                 runtime.bind_input(self.num_state + index, array)
             start += count
-        local.traced_for = None
         state, steps = list(inputs[:self.num_state]), []
         for trip in range(self.trips):
             calls, heads = _recorded(step_rt, state)
@@ -255,22 +255,47 @@ class LoopKernel:
                      for k, head in enumerate(heads)]
             steps.append((calls, heads, views))
             state = views
-        local.steps = steps
-        local.exit_calls, local.exit_heads = _recorded(exit_rt, state)
-        local.traced_for = inputs
-        local.chained = False
+        exit_calls, exit_heads = _recorded(exit_rt, state)
+        return _Trace(inputs, steps, exit_calls, exit_heads)
 
 
-def _chain_trace(local) -> None:
-    """Chain the small generated kernels of every recorded step and of the exit
-    (:func:`interp.graph_chains.chain_calls`, as a graph's second run does; the steps'
-    chains have one source, compiled once)."""
-    from .graph_chains import chain_calls
-    from .kernel_compile import watch_compiles
-    with watch_compiles():
-        local.steps = [(chain_calls(calls), heads, views) for calls, heads, views in local.steps]
-        local.exit_calls = chain_calls(local.exit_calls)
-    local.chained = True
+TRACES_KEPT = 4
+"""Sets of input arrays whose recorded steps a growing loop keeps per thread."""
+
+
+class _Trace:
+    """The recorded run of a growing loop for one set of input arrays.
+
+    Args:
+        inputs: the node's input arrays it was recorded for.
+        steps: per step ``(calls, result arrays, arrays the results are copied into)``.
+        exit_calls, exit_heads: the exit graph's calls and result arrays.
+    """
+
+    def __init__(self, inputs, steps, exit_calls, exit_heads):
+        self.inputs, self.steps = inputs, steps
+        self.exit_calls, self.exit_heads = exit_calls, exit_heads
+        self.chained = False
+
+    def run(self) -> None:
+        """Replay the steps and the exit (their small kernels chained on the first replay,
+        as a graph's second run chains them: :func:`interp.graph_chains.chain_calls`; the
+        steps' chains share one source, compiled once)."""
+        if not self.chained:
+            from .graph_chains import chain_calls
+            from .kernel_compile import watch_compiles
+            with watch_compiles():
+                self.steps = [(chain_calls(calls), heads, views)
+                              for calls, heads, views in self.steps]
+                self.exit_calls = chain_calls(self.exit_calls)
+            self.chained = True
+        for calls, heads, views in self.steps:
+            for fn, args in calls:
+                fn(*args)
+            for view, head in zip(views, heads):
+                np.copyto(view, head)
+        for fn, args in self.exit_calls:
+            fn(*args)
 
 
 def _recorded(runtime, state: list) -> tuple:

@@ -32,28 +32,28 @@ def _ort(model, feeds):
     return session.run(None, feeds)
 
 
-def _graph_run(model, feeds):
-    """The model's outputs on the graph executor (checked not to fall back), run twice (the
-    loop's state must start afresh at every run)."""
+def _other(feeds):
+    """Different float inputs of the same shapes (a second run must not give the first
+    run's results: the loop replays recorded calls on new data)."""
+    return {k: (v * np.float32(-0.7) + np.float32(0.3)).astype(v.dtype)
+            if v.dtype == np.float32 else v for k, v in feeds.items()}
+
+
+def _check(model, feeds, rtol=1e-5, atol=1e-5):
+    """The model on the graph executor (checked not to fall back) agrees with onnxruntime
+    on ``feeds``, on other inputs after them, and on ``feeds`` again."""
     from irlib.frontend.onnx import from_onnx
     mod, params = from_onnx(model)
     func = graph_function(mod, params)
     names = [i.name for i in model.graph.input
              if i.name not in {t.name for t in model.graph.initializer}]
-    first = func(*[feeds[n] for n in names])
-    second = func(*[feeds[n] for n in names])
-    flat = lambda value: [np.asarray(v.numpy()) for v in value] \
-        if isinstance(value, (tuple, list)) else [np.asarray(value.numpy())]
-    return flat(first), flat(second)
-
-
-def _check(model, feeds, rtol=1e-5, atol=1e-5):
-    want = _ort(model, feeds)
-    first, second = _graph_run(model, feeds)
-    assert len(first) == len(want)
-    for got, again, ref in zip(first, second, want):
-        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
-        np.testing.assert_allclose(again, ref, rtol=rtol, atol=atol)
+    for run in (feeds, _other(feeds), feeds):
+        want = _ort(model, run)
+        got = func(*[run[n] for n in names])
+        got = list(got) if isinstance(got, (tuple, list)) else [got]
+        assert len(got) == len(want)
+        for value, ref in zip(got, want):
+            np.testing.assert_allclose(np.asarray(value.numpy()), ref, rtol=rtol, atol=atol)
 
 
 def _scan_model(length, width, in_dirs, out_dirs, axis_one, opset):
@@ -246,6 +246,79 @@ def test_loop_with_constant_trip_count_and_scan_outputs(trips, width, seed):
     _check(model, {"s0": s0})
 
 
+def _growing_state_model(trips, rows, width):
+    """A Loop (constant M) whose state itself grows: acc' = concat(acc, i * ones(1, width))
+    along axis 0 (the importer types the state ``Tensor[(?, ?)]``)."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=FLOAT),
+         helper.make_node("Mul", ["row", "fi"], ["scaled"]),
+         helper.make_node("Concat", ["acc_in", "scaled"], ["acc_out"], axis=0),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [_info("i", [], TensorProto.INT64), _info("cond_in", [], TensorProto.BOOL),
+         _info("acc_in", [None, width])],
+        [_info("cond_out", [], TensorProto.BOOL), _info("acc_out", [None, width])],
+        initializer=[numpy_helper.from_array(np.ones((1, width), np.float32), "row")])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "c0", "a0"], ["acc"], body=body),
+         helper.make_node("Sigmoid", ["acc"], ["out"])],
+        "grow", [_info("a0", [rows, width])], [_info("out", [None, width])],
+        initializer=[numpy_helper.from_array(np.array(trips, np.int64), "M"),
+                     numpy_helper.from_array(np.array(True), "c0")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@settings(max_examples=5, deadline=None)
+@given(trips=st.integers(0, 6), rows=st.integers(1, 3), width=st.integers(1, 4))
+def test_loop_whose_state_grows_itself(trips, rows, width):
+    """Loop-carried state that grows by a row per step (not a scan output): its final size
+    follows from the constant trip count; the op after the loop is specialised to it."""
+    model = _growing_state_model(trips, rows, width)
+    a0 = np.random.default_rng(trips).standard_normal((rows, width)).astype(np.float32)
+    _check(model, {"a0": a0})
+
+
+def test_modules_sharing_a_scan_kernel_keep_their_own_runs():
+    """Two modules of one factory (the loop's library function shared) run alternately on
+    the creating thread, and one on another thread, each with its own inputs: every result
+    is onnxruntime's (the loop's recorded steps belong to one set of arrays)."""
+    import threading
+    from irlib.frontend.onnx import from_onnx
+    model = _lstm_scan_model(4, 1, 3, 5, 11)
+    mod, params = from_onnx(model)
+    with irlib.transform.PassContext(opt_level=3):
+        factory = interp.build(mod, "cpu", params)
+    modules = [interp.graph_executor.GraphModule(factory["default"](interp.cpu(0)))
+               for _ in range(2)]
+    rng = np.random.default_rng(5)
+    feeds = [{"h0": rng.standard_normal((1, 5)).astype(np.float32),
+              "c0": rng.standard_normal((1, 5)).astype(np.float32),
+              "x": rng.standard_normal((4, 1, 3)).astype(np.float32)} for _ in range(3)]
+    wants = [_ort(model, feed) for feed in feeds]
+
+    def run_and_check(module, feed, want):
+        module.run(**feed)
+        for k, ref in enumerate(want):
+            np.testing.assert_allclose(module.get_output(k).numpy(), ref, rtol=1e-5,
+                                       atol=1e-5)
+    for _ in range(3):
+        for module, feed, want in zip(modules, feeds, wants):
+            run_and_check(module, feed, want)
+    errors = []
+
+    def other_thread():
+        try:
+            for _ in range(2):
+                run_and_check(modules[0], feeds[2], wants[2])
+        except AssertionError as error:       # pragma: no cover - reported below
+            errors.append(error)
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert not errors, errors
+    run_and_check(modules[0], feeds[0], wants[0])
+
+
 @pytest.mark.parametrize("trip_input, data_condition, reason", [
     (True, False, "reads %M"), (False, True, "trip count known at build time")])
 def test_data_dependent_growing_loop_falls_back_and_is_right(trip_input, data_condition,
@@ -299,7 +372,8 @@ def test_export_library_round_trips_a_scan(tmp_path):
                                        atol=1e-5)
 
 
-@pytest.mark.parametrize("damage", ["step graph not json", "drop num_outer", "consts text"])
+@pytest.mark.parametrize("damage", ["step graph not json", "drop num_outer", "consts text",
+                                    "drop trips"])
 def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
     """A damaged description of a growing loop raises IRError naming the node."""
     model, _ = _scan_model(4, 2, [0], [1], False, 17)
@@ -312,6 +386,8 @@ def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
         control[name]["graphs"][1] = "{not json"
     elif damage == "drop num_outer":
         del control[name]["num_outer"]
+    elif damage == "drop trips":
+        del control[name]["trips"]
     else:
         control[name]["consts"] = "abc"
     files["control.json"] = json.dumps(control).encode()
