@@ -10,9 +10,9 @@ is): the first layers (ResNet/DenseNet 7x7/2 3->64, MobileNet 3x3/2 3->32, Squee
 layers, and the small layers the direct kernel was made for (keyword spotting's 1->8 and
 8->8, 16->16, 8->32/2). ``nn.conv2d``'s kernel runs with ``IRLIB_IMPLICIT_CONV=0`` (the
 path chosen before: ``old`` names it: direct kernel, Winograd, per-tap GEMMs or im2col +
-GEMM) and with the implicit-GEMM kernel forced, alternating call by call (and, for the stride-1 3x3 layers
-the graph's build-time Winograd rewrite takes, Winograd on a weight transformed once:
-``built Winograd``, what the graph runs there); ``rule`` says whether
+GEMM) and with the implicit-GEMM kernel forced, alternating call by call (and, for the
+stride-1 3x3 layers the graph's build-time Winograd rewrite takes, Winograd on a weight
+transformed once: ``built Winograd``, what the graph runs there); ``rule`` says whether
 :func:`jitkernels.cpu.implicit_conv.pays` chooses it.
 
 Times are microseconds, wall (``time.perf_counter``) and CPU (``time.process_time``, all

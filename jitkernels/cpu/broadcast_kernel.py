@@ -176,35 +176,58 @@ spilled and ran at 83-85 GFLOP/s on one core where 10 x 2 (32) ran at 111-117 an
 two spills) at 103-118 (measured on conv-shaped operands)."""
 
 
+def _declare(builder, name, ret, params):
+    """The module's declaration of LLVM function ``name`` (added on first use)."""
+    from llvmlite import ir
+    return builder.module.globals.get(name) or ir.Function(
+        builder.module, ir.FunctionType(ret, params), name)
+
+
 def _make_segmented(columns: int, rows: int):
-    """The float32 segmented intrinsic for ``rows`` rows of ``columns`` (64 or 32) columns."""
+    """The float32 segmented intrinsic for ``rows`` rows of ``columns`` (64 or 32) columns,
+    its epilogue applied in registers and its block stored with lane masks."""
     from llvmlite import ir
 
     vectors = columns // 16
 
     @intrinsic
-    def segmented_kernel(typingctx, c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps,
-                         seg_stride):
-        sig = types.void(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg_stride)
+    def segmented_kernel(typingctx, c, c_off, ldc, width, a, a_off, lda, bp, b_off, segments,
+                         steps, seg_stride, kinds, vecs, v_off, v_stride, residual):
+        sig = types.void(c, c_off, ldc, width, a, a_off, lda, bp, b_off, segments, steps,
+                         seg_stride, kinds, vecs, v_off, v_stride, residual)
 
         def codegen(context, builder, signature, args):
-            i64 = ir.IntType(64)
-            ints = [context.cast(builder, args[i], signature.args[i], types.int64)
-                    for i in (1, 2, 4, 5, 7, 8, 9, 10)]
-            c_off, ldc, a_off, lda, b_off, segments, steps, seg_stride = ints
+            i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
             f32 = ir.FloatType()
-            v16 = ir.VectorType(f32, 16)
-            name = "llvm.fma.v16f32"
-            fma = builder.module.globals.get(name) or ir.Function(
-                builder.module, ir.FunctionType(v16, [v16, v16, v16]), name)
-            c_ptr, a_ptr, b_ptr = [
-                builder.bitcast(cgutils.create_struct_proxy(signature.args[i])(
-                    context, builder, value=args[i]).data, f32.as_pointer()) for i in (0, 3, 6)]
+            v16, m16, n16 = ir.VectorType(f32, 16), ir.VectorType(i1, 16), ir.VectorType(i32, 16)
+            (c_off, ldc, width, a_off, lda, b_off, segments, steps, seg_stride, v_off,
+             v_stride) = [context.cast(builder, args[i], signature.args[i], types.int64)
+                          for i in (1, 2, 3, 5, 6, 8, 9, 10, 11, 14, 15)]
+            fma = _declare(builder, "llvm.fma.v16f32", v16, [v16, v16, v16])
+            masked_load = _declare(builder, "llvm.masked.load.v16f32.p0v16f32", v16,
+                                   [v16.as_pointer(), i32, m16, v16])
+            masked_store = _declare(builder, "llvm.masked.store.v16f32.p0v16f32",
+                                    ir.VoidType(), [v16, v16.as_pointer(), i32, m16])
+            proxies = {i: cgutils.create_struct_proxy(signature.args[i])(context, builder,
+                                                                           value=args[i])
+                       for i in (0, 4, 7, 12, 13, 16)}
+            c_ptr, a_ptr, b_ptr, v_ptr, r_ptr = [builder.bitcast(proxies[i].data,
+                                                                 f32.as_pointer())
+                                                 for i in (0, 4, 7, 13, 16)]
+            k_ptr = builder.bitcast(proxies[12].data, i64.as_pointer())
+            count = builder.extract_value(proxies[12].shape, 0)
             const = lambda v: ir.Constant(i64, v)            # noqa: E731
             a_base = builder.gep(a_ptr, [a_off])
             b_base = builder.gep(b_ptr, [b_off])
             zero, undef = ir.Constant(v16, None), ir.Constant(v16, ir.Undefined)
-            splat_mask = ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16)
+            splat_mask = ir.Constant(n16, [0] * 16)
+
+            def splat(value, vector_type):
+                return builder.shuffle_vector(
+                    builder.insert_element(ir.Constant(vector_type, ir.Undefined), value,
+                                           ir.Constant(i32, 0)),
+                    ir.Constant(vector_type, ir.Undefined), splat_mask)
+
             label = f"seg{columns}x{rows}"
             entry = builder.block
             outer = builder.append_basic_block(f"{label}.segment")
@@ -240,11 +263,8 @@ def _make_segmented(columns: int, rows: int):
             new = []
             for r in range(rows):
                 where = builder.gep(a_seg, [builder.add(builder.mul(const(r), lda), k)])
-                splat = builder.shuffle_vector(
-                    builder.insert_element(undef, builder.load(where, align=4),
-                                           ir.Constant(ir.IntType(32), 0)),
-                    undef, splat_mask)
-                new.append([builder.call(fma, [splat, weights[v], acc[r][v]])
+                broadcast = splat(builder.load(where, align=4), v16)
+                new.append([builder.call(fma, [broadcast, weights[v], acc[r][v]])
                             for v in range(vectors)])
             k_next = builder.add(k, const(1))
             k.add_incoming(k_next, inner)
@@ -260,20 +280,85 @@ def _make_segmented(columns: int, rows: int):
                 for v in range(vectors):
                     acc_o[r][v].add_incoming(new[r][v], latch)
             builder.cbranch(builder.icmp_signed("<", s_next, segments), outer, done)
-            # store the block
+            # the block's sums; lane masks of the valid columns (j < width)
             builder.position_at_end(done)
-            finals = []
+            finals = [[builder.phi(v16) for _ in range(vectors)] for _ in range(rows)]
             for r in range(rows):                       # the phis first: LLVM's rule
                 for v in range(vectors):
-                    final = builder.phi(v16)
-                    final.add_incoming(zero, entry)
-                    final.add_incoming(new[r][v], latch)
-                    finals.append((r, v, final))
-            c_base = builder.gep(c_ptr, [c_off])
-            for r, v, final in finals:
-                where = builder.gep(c_base, [builder.add(builder.mul(const(r), ldc),
-                                                         const(16 * v))])
-                builder.store(final, builder.bitcast(where, v16.as_pointer()), align=4)
+                    finals[r][v].add_incoming(zero, entry)
+                    finals[r][v].add_incoming(new[r][v], latch)
+            limit = splat(builder.trunc(width, i32), n16)
+            masks = [builder.icmp_signed("<", ir.Constant(n16, [16 * v + j for j in range(16)]),
+                                         limit) for v in range(vectors)]
+            align = ir.Constant(i32, 4)
+            row_at = [builder.gep(c_ptr, [builder.add(c_off, builder.mul(const(r), ldc))])
+                      for r in range(rows)]
+            res_at = [builder.gep(r_ptr, [builder.add(c_off, builder.mul(const(r), ldc))])
+                      for r in range(rows)]
+
+            def vector_at(base, v):
+                return builder.bitcast(builder.gep(base, [const(16 * v)]), v16.as_pointer())
+
+            # the epilogue: one pass over its steps, every step on all the accumulators
+            head = builder.append_basic_block(f"{label}.epilogue")
+            blocks = {name: builder.append_basic_block(f"{label}.{name}")
+                      for name in ("add", "mul", "residual", "relu")}
+            step_latch = builder.append_basic_block(f"{label}.epilogue_next")
+            store = builder.append_basic_block(f"{label}.store")
+            builder.cbranch(builder.icmp_signed(">", count, const(0)), head, store)
+            builder.position_at_end(head)
+            step = builder.phi(i64)
+            step.add_incoming(const(0), done)
+            current = [[builder.phi(v16) for _ in range(vectors)] for _ in range(rows)]
+            for r in range(rows):
+                for v in range(vectors):
+                    current[r][v].add_incoming(finals[r][v], done)
+            kind = builder.load(builder.gep(k_ptr, [step]))
+            step_row = builder.gep(v_ptr, [builder.add(v_off, builder.mul(step, v_stride))])
+            switch = builder.switch(kind, blocks["relu"])
+            for value, name in enumerate(("add", "mul", "residual")):
+                switch.add_case(ir.Constant(i64, value), blocks[name])
+            results = {}
+            for name, blk in blocks.items():
+                builder.position_at_end(blk)
+                if name in ("add", "mul"):
+                    operand = [builder.call(masked_load, [vector_at(step_row, v), align,
+                                                          masks[v], zero])
+                               for v in range(vectors)]
+                    op = builder.fadd if name == "add" else builder.fmul
+                    out = [[op(current[r][v], operand[v]) for v in range(vectors)]
+                           for r in range(rows)]
+                elif name == "residual":
+                    out = [[builder.fadd(current[r][v], builder.call(
+                        masked_load, [vector_at(res_at[r], v), align, masks[v], zero]))
+                        for v in range(vectors)] for r in range(rows)]
+                else:
+                    out = [[builder.select(builder.fcmp_ordered(">", current[r][v], zero),
+                                           current[r][v], zero)
+                            for v in range(vectors)] for r in range(rows)]
+                results[name] = (builder.block, out)
+                builder.branch(step_latch)
+            builder.position_at_end(step_latch)
+            merged = [[builder.phi(v16) for _ in range(vectors)] for _ in range(rows)]
+            for r in range(rows):
+                for v in range(vectors):
+                    for blk, out in results.values():
+                        merged[r][v].add_incoming(out[r][v], blk)
+                    current[r][v].add_incoming(merged[r][v], step_latch)
+            step_next = builder.add(step, const(1))
+            step.add_incoming(step_next, step_latch)
+            builder.cbranch(builder.icmp_signed("<", step_next, count), head, store)
+            # store the valid columns of each row
+            builder.position_at_end(store)
+            stored = [[builder.phi(v16) for _ in range(vectors)] for _ in range(rows)]
+            for r in range(rows):
+                for v in range(vectors):
+                    stored[r][v].add_incoming(finals[r][v], done)
+                    stored[r][v].add_incoming(merged[r][v], step_latch)
+            for r in range(rows):
+                for v in range(vectors):
+                    builder.call(masked_store, [stored[r][v], vector_at(row_at[r], v), align,
+                                                masks[v]])
             return context.get_dummy_value()
 
         return sig, codegen
@@ -283,19 +368,25 @@ def _make_segmented(columns: int, rows: int):
 
 def segmented_micro_kernels(columns: int = BLOCK_COLUMNS) -> list:
     """float32 intrinsics whose depth loop is ``segments x steps``, for blocks of 1 to
-    ``SEGMENTED_SHAPES[columns]`` rows of ``columns`` columns (index: rows - 1).
+    ``SEGMENTED_SHAPES[columns]`` rows of ``columns`` columns (index: rows - 1), with a fused
+    epilogue applied in registers before the block is stored.
 
     The implicit-GEMM convolution (:mod:`jitkernels.cpu.implicit_conv`) reads each output
     pixel's window as ``KH`` runs of one zero-padded NHWC image, one run per kernel row; the
     accumulators stay in registers across the runs. Each kernel is called as
-    ``mk(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg_stride)`` (arrays
-    float32 and C-contiguous, offsets in elements)::
+    ``mk(c, c_off, ldc, width, a, a_off, lda, bp, b_off, segments, steps, seg_stride, kinds,
+    vectors, v_off, v_stride, residual)`` (float arrays float32 and C-contiguous, offsets in
+    elements) and computes, for ``r < rows`` and ``j < columns``::
 
-        c[c_off + r*ldc + j] = sum over s < segments, k < steps of
+        acc[r, j] = sum over s < segments, k < steps of
             a[a_off + r*lda + s*seg_stride + k] * bp[b_off + (s*steps + k)*columns + j]
 
-    for ``r < rows`` and ``j < columns``, accumulated in (s, k) order with fused multiply-adds
-    (``c`` is overwritten, not added to).
+    accumulated in (s, k) order with fused multiply-adds; then, for each step ``t`` of the
+    epilogue (``kinds``, int64, :mod:`jitkernels.cpu.epilogue`'s codes) in order:
+    ``ADD``/``MUL`` ``acc[r, j]`` by ``vectors[v_off + t*v_stride + j]``, ``RESIDUAL``
+    ``acc[r, j] += residual[c_off + r*ldc + j]`` (a residual laid out like ``c``), else ReLU;
+    finally ``c[c_off + r*ldc + j] = acc[r, j]`` for ``j < width`` only (masked loads and
+    stores: nothing at or past ``width`` is read or written).
 
     Args:
         columns: 64 (four 16-lane vectors, up to 6 rows) or 32 (two vectors, up to 10 rows).
@@ -306,5 +397,5 @@ def segmented_micro_kernels(columns: int = BLOCK_COLUMNS) -> list:
     if columns not in SEGMENTED_SHAPES:
         from irlib.errors import IRError
         raise IRError(f"segmented_micro_kernels: columns must be one of "
-                         f"{sorted(SEGMENTED_SHAPES)}, got {columns}")
+                      f"{sorted(SEGMENTED_SHAPES)}, got {columns}")
     return [_make_segmented(columns, rows) for rows in range(1, SEGMENTED_SHAPES[columns] + 1)]

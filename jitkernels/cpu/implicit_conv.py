@@ -23,10 +23,12 @@ Strategy:
   registers: 6 x 64 columns, or 20 for 10 x 32) stay in registers across all segments: no im2col,
   no partial sums in memory. The 32-column kernel serves layers with at most 32 output
   channels (a 64-column panel would be half zeros).
-* **Epilogue, then store.** The block goes to a small scratch tile in L1, where the fused
-  epilogue (:mod:`jitkernels.cpu.epilogue`: per-channel add/multiply, residual, ReLU) is
-  applied before the valid columns are stored into the output (a tail block of fewer than
-  ``R`` pixels uses the kernel with that many rows).
+* **Epilogue in registers, then store.** The micro-kernel applies the fused epilogue
+  (:mod:`jitkernels.cpu.epilogue`: per-channel add/multiply, residual, ReLU) to its
+  accumulators and stores the block's valid columns straight into the output with lane
+  masks (a last panel narrower than ``cols``; a tail block of fewer than ``R`` pixels uses
+  the kernel with that many rows). Applying it in a pass over a scratch tile cost 10-20%
+  of the first layers' time.
 * **Task order and threads.** One task is one output row of one image for one column
   panel. Tasks run panel by panel when the packed weight is larger than the padded input
   (a panel then stays in L2 across rows), else row by row (the rows' input stays in cache
@@ -113,82 +115,53 @@ def panel_columns(out_channels: int) -> int:
 
 
 @njit(cache=True)
-def _kernel64(rows, c, a, a_off, lda, bp, b_off, segments, steps, seg):
+def _kernel64(rows, *args):
+    """The 64-column kernel of ``rows`` rows on ``args`` (see
+    :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`)."""
     if rows == 6:
-        _a6(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _a6(*args)
     elif rows == 5:
-        _a5(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _a5(*args)
     elif rows == 4:
-        _a4(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _a4(*args)
     elif rows == 3:
-        _a3(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _a3(*args)
     elif rows == 2:
-        _a2(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _a2(*args)
     else:
-        _a1(c, 0, 64, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _a1(*args)
 
 
 @njit(cache=True)
-def _kernel32(rows, c, a, a_off, lda, bp, b_off, segments, steps, seg):
+def _kernel32(rows, *args):
+    """The 32-column kernel of ``rows`` rows on ``args`` (see
+    :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`)."""
     if rows == 10:
-        _b10(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b10(*args)
     elif rows == 9:
-        _b9(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b9(*args)
     elif rows == 8:
-        _b8(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b8(*args)
     elif rows == 7:
-        _b7(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b7(*args)
     elif rows == 6:
-        _b6(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b6(*args)
     elif rows == 5:
-        _b5(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b5(*args)
     elif rows == 4:
-        _b4(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b4(*args)
     elif rows == 3:
-        _b3(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b3(*args)
     elif rows == 2:
-        _b2(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b2(*args)
     else:
-        _b1(c, 0, 32, a, a_off, lda, bp, b_off, segments, steps, seg)
+        _b1(*args)
 
 
 # -- the convolution -------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
-def _finish(tile, count, cols, width, out, obase, channels, c0, kinds, vectors, residual):
-    """Apply the epilogue to the ``count x width`` block in ``tile`` and store it at
-    ``out[obase + r*channels + j]`` (flat arrays; ``c0``: the block's first channel).
-    Unsigned indices let LLVM vectorise the column loops."""
-    w = uint64(width)
-    first = uint64(c0)
-    zero = np.float32(0)
-    for s in range(kinds.shape[0]):
-        kind = kinds[s]
-        vec = vectors[s]
-        for r in range(count):
-            t = uint64(r * cols)
-            o = uint64(obase + r * channels)
-            if kind == 0:
-                for j in range(w):
-                    tile[t + j] += vec[first + j]
-            elif kind == 1:
-                for j in range(w):
-                    tile[t + j] *= vec[first + j]
-            elif kind == 2:
-                for j in range(w):
-                    tile[t + j] += residual[o + j]
-            else:
-                for j in range(w):
-                    tile[t + j] = max(tile[t + j], zero)
-    for r in range(count):
-        t = uint64(r * cols)
-        o = uint64(obase + r * channels)
-        for j in range(w):
-            out[o + j] = tile[t + j]
-
-
 @njit(cache=True)
-def _tasks(padded, bp, out, geometry, first, last, tile, kinds, vectors, residual):
+def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
     """Run tasks ``first:last`` of ``N*OH*panels``, each one output row of one image for one
     column panel: panel-major (``geometry[14]``: task ``t`` is panel ``t // (N*OH)``) or
     row-major (panel ``t % panels``).
@@ -207,7 +180,6 @@ def _tasks(padded, bp, out, geometry, first, last, tile, kinds, vectors, residua
     seg = dh * wp * channels
     lda = sw * channels
     block = 6 if cols == 64 else 10
-    rflat = residual.reshape(-1)
     rows = padded.shape[0] // (hp * wp * channels) * oh
     for t in range(first, last):
         if geometry[14]:                    # panel-major: a panel stays in L2 across rows
@@ -226,12 +198,13 @@ def _tasks(padded, bp, out, geometry, first, last, tile, kinds, vectors, residua
         for j0 in range(0, ow, block):
             count = min(block, ow - j0)
             a_off = a_row + j0 * lda
+            c_off = (o_row + j0) * out_channels + c0
             if cols == 64:
-                _kernel64(count, tile, padded, a_off, lda, bp, b_off, kh, steps, seg)
+                _kernel64(count, out, c_off, out_channels, width, padded, a_off, lda, bp,
+                          b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
             else:
-                _kernel32(count, tile, padded, a_off, lda, bp, b_off, kh, steps, seg)
-            _finish(tile, count, cols, width, out, (o_row + j0) * out_channels + c0,
-                    out_channels, c0, kinds, vectors, rflat)
+                _kernel32(count, out, c_off, out_channels, width, padded, a_off, lda, bp,
+                          b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
 
 
 @njit(cache=True)
@@ -278,9 +251,8 @@ def _run_serial(x, padded, pad, bp, out, geometry, kinds, vectors, residual):
     cols = geometry[11]
     panels = (geometry[5] + cols - 1) // cols
     tasks = x.shape[0] * geometry[3] * panels
-    tile = np.empty(12 * 64, np.float32)
-    _tasks(padded.reshape(-1), bp.reshape(-1), out.reshape(-1), geometry, 0, tasks, tile,
-           kinds, vectors, residual)
+    _tasks(padded.reshape(-1), bp.reshape(-1), out.reshape(-1), geometry, 0, tasks, kinds,
+           vectors, residual)
 
 
 @njit(cache=True, parallel=True)
@@ -297,9 +269,8 @@ def _run_parallel(x, padded, pad, bp, out, geometry, kinds, vectors, residual, c
     tasks = x.shape[0] * geometry[3] * panels
     flat_in, flat_w, flat_out = padded.reshape(-1), bp.reshape(-1), out.reshape(-1)
     for chunk in prange(chunks):
-        tile = np.empty(12 * 64, np.float32)
         _tasks(flat_in, flat_w, flat_out, geometry, chunk * tasks // chunks,
-               (chunk + 1) * tasks // chunks, tile, kinds, vectors, residual)
+               (chunk + 1) * tasks // chunks, kinds, vectors, residual)
 
 
 # -- weights ---------------------------------------------------------------------------------
@@ -412,6 +383,7 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
     pad = bool(before[0] or before[1] or after[0] or after[1])
     padded = scratch("implicit_pad", (batch, hp, wp, channels), np.float32) if pad else x
     steps = epilogue if epilogue is not None else empty(np.float32)
+    residual = np.ascontiguousarray(steps.residual, np.float32)
     panel_major = bp.size > batch * hp * wp * channels
     geometry = tuple(int(v) for v in (hp, wp, channels, oh, ow, out_channels, kh, kw,
                                       strides[0], strides[1], dilation[0], cols, before[0],
@@ -421,8 +393,7 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
     if threads is None and flops >= PARALLEL_MIN_FLOPS:
         threads = get_num_threads()
     if flops < PARALLEL_MIN_FLOPS or threads is None or threads <= 1 or tasks == 1:
-        _run_serial(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors,
-                    steps.residual)
+        _run_serial(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors, residual)
         return
-    _run_parallel(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors,
-                  steps.residual, min(tasks, threads * CHUNKS_PER_THREAD))
+    _run_parallel(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors, residual,
+                  min(tasks, threads * CHUNKS_PER_THREAD))

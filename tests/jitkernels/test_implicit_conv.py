@@ -29,8 +29,8 @@ KERNELS = {cols: segmented_micro_kernels(cols) for cols in SEGMENTED_SHAPES}
 
 def _caller(kernel):
     @njit
-    def call(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg):
-        kernel(c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg)
+    def call(*args):
+        kernel(*args)
     return call
 
 
@@ -38,22 +38,33 @@ CALLERS = {(cols, rows): _caller(k) for cols, ks in KERNELS.items()
            for rows, k in enumerate(ks, start=1)}
 
 
-@settings(max_examples=examples(30), deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(cols=st.sampled_from(sorted(SEGMENTED_SHAPES)), data=st.data())
-def test_segmented_kernel_matches_its_sum(cols, data):
+def test_segmented_kernel_matches_its_definition(cols, data):
+    """The sum, then each epilogue step in order, stored for the first ``width`` columns
+    only (the rest of ``c`` untouched, nothing past ``width`` read)."""
     rows = data.draw(st.integers(1, SEGMENTED_SHAPES[cols]))
     segments = data.draw(st.integers(0, 4))
     steps = data.draw(st.integers(0, 13))
     seg = data.draw(st.integers(0, 40))
     lda = data.draw(st.integers(0, 9))
+    width = data.draw(st.integers(1, cols))
     a_off, b_off, c_off = (data.draw(st.integers(0, 5)), data.draw(st.integers(0, 3)) * cols,
                            data.draw(st.integers(0, 7)))
-    ldc = cols + data.draw(st.integers(0, 5))
+    ldc = width + data.draw(st.integers(0, 40))
+    kinds = data.draw(st.lists(st.sampled_from([ADD, MUL, RESIDUAL, RELU]), max_size=5))
+    v_off = data.draw(st.integers(0, 3))
+    v_stride = width + data.draw(st.integers(0, 3))
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
     a = rng.standard_normal(a_off + rows * lda + segments * seg + steps + 1).astype(np.float32)
     bp = rng.standard_normal(b_off + segments * steps * cols + 1).astype(np.float32)
-    c = np.full(c_off + rows * ldc + 3, 7.0, np.float32)
-    CALLERS[(cols, rows)](c, c_off, ldc, a, a_off, lda, bp, b_off, segments, steps, seg)
+    size = c_off + (rows - 1) * ldc + width
+    c = np.full(size + 3, 7.0, np.float32)
+    residual = rng.standard_normal(size).astype(np.float32)      # ends at the last valid one
+    vectors = rng.standard_normal(v_off + max(0, len(kinds) - 1) * v_stride + width
+                                  ).astype(np.float32)
+    CALLERS[(cols, rows)](c, c_off, ldc, width, a, a_off, lda, bp, b_off, segments, steps,
+                          seg, np.array(kinds, np.int64), vectors, v_off, v_stride, residual)
     expected = np.zeros((rows, cols))
     for r in range(rows):
         for s in range(segments):
@@ -61,11 +72,23 @@ def test_segmented_kernel_matches_its_sum(cols, data):
                 expected[r] += (np.float64(a[a_off + r * lda + s * seg + k])
                                 * bp[b_off + (s * steps + k) * cols:
                                      b_off + (s * steps + k + 1) * cols])
-    got = np.stack([c[c_off + r * ldc:c_off + r * ldc + cols] for r in range(rows)])
+    expected = expected[:, :width]
+    for t, kind in enumerate(kinds):
+        operand = vectors[v_off + t * v_stride:v_off + t * v_stride + width]
+        if kind == ADD:
+            expected = expected + operand
+        elif kind == MUL:
+            expected = expected * operand
+        elif kind == RESIDUAL:
+            expected = expected + np.stack([residual[c_off + r * ldc:c_off + r * ldc + width]
+                                            for r in range(rows)])
+        else:
+            expected = np.maximum(expected, 0)
+    got = np.stack([c[c_off + r * ldc:c_off + r * ldc + width] for r in range(rows)])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     untouched = np.ones(c.size, bool)
     for r in range(rows):
-        untouched[c_off + r * ldc:c_off + r * ldc + cols] = False
+        untouched[c_off + r * ldc:c_off + r * ldc + width] = False
     assert (c[untouched] == 7.0).all()
 
 
