@@ -19,9 +19,18 @@ lives in buffers bound to the three graphs once; each step's results are copied 
 them. Everything outside the loop stays compiled, as for an ``if``
 (:mod:`interp.graph_control`).
 
-Loops whose state changes shape between iterations (ONNX scan outputs grown by
-concatenation have ``Any`` dims) still raise :class:`~interp.graph_lower.GraphUnsupportedError`
-and run on the interpreter.
+Loops whose state changes shape between iterations (ONNX ``Scan``, ``Loop`` scan outputs
+grown by concatenation: state typed with ``?`` dims) run as a ``__loop`` node too when their
+trip count is known at build time (:mod:`interp.graph_growing` finds it and the node's static
+output types; :class:`LoopBodies` ``trips``). Their part graphs have symbolic dims (a size
+variable per ``?``), and the kernel runs them differently: on the first call with a set of
+input arrays it runs the known number of steps on
+:class:`~interp.graph_symbolic.SymbolicRuntime` s (each step's state has its own sizes) and
+records each step's calls (the argument tuples of that binding) and the arrays its results
+are copied into (two buffers per state variable, taking turns); later calls replay the
+recorded calls, with small kernels chained, without binding, planning or running the
+condition. Growing loops whose trip count depends on run-time data raise
+:class:`~interp.graph_lower.GraphUnsupportedError` and run on the interpreter.
 """
 
 from __future__ import annotations

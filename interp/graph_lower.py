@@ -13,9 +13,12 @@ functions (what :func:`irlib.transform.optimize` produces). Each node of the res
 Tuples and projections cost nothing: they only regroup entries. An ``if`` becomes one node
 (``func_name`` ``__if``, ``__if_1``...) reading the condition and the outer values its
 branches use, each branch lowered to a graph of its own (:attr:`LoweredGraph.branches`,
-run by :mod:`interp.graph_control`), so the rest of the program stays compiled. Loops
-(recursive functions), closures,
-global calls, references, ADTs and ``Any`` dims are rejected with a
+run by :mod:`interp.graph_control`), so the rest of the program stays compiled. A loop (a
+let-bound tail-recursive function) becomes one ``__loop`` node (:mod:`interp.graph_loop`;
+with state that grows, :mod:`interp.graph_growing`: static outputs, and the fused functions
+after it whose parameters were typed ``?`` are specialised to them). Other recursive
+functions, closures, global calls, references, ADTs and other ``Any`` dims are rejected
+with a
 :class:`GraphUnsupportedError` naming the construct (run such programs on the interpreter
 or ``to_python``). Symbolic dims (``Tensor[(n, 16), float32]``) are kept in the node types:
 the executor evaluates them per run (:mod:`interp.graph_symbolic`).
