@@ -35,7 +35,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .broadcast_kernel import segmented_micro_kernels
 from .packed_gemm import _block
+
+(_n1, _n2, _n3, _n4, _n5, _n6, _n7, _n8, _n9, _n10) = segmented_micro_kernels(32)
+
+NARROW_ROWS = 10
+"""Rows of the 32-column micro-kernel block (10 x 2 zmm accumulators)."""
 
 __all__ = ["attention", "KEY_BLOCK", "MODES"]
 
@@ -131,12 +137,59 @@ def _packed_accumulate(scores, panel, width, acc, e0, scratch):
                 acc[i0 + r, e0 + c] += scratch[r, c]
 
 
+@njit(cache=True)
+def _narrow_block(c, a, a_off, lda, bp, b_off, steps, rows):
+    """``c[r, :32] = sum_k a[a_off + r*lda + k] * bp[b_off + 32k : +32]`` for ``r < rows``
+    (at most :data:`NARROW_ROWS`): the 32-column segmented micro-kernel, one segment."""
+    if rows == 10:
+        _n10(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 9:
+        _n9(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 8:
+        _n8(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 7:
+        _n7(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 6:
+        _n6(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 5:
+        _n5(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 4:
+        _n4(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 3:
+        _n3(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    elif rows == 2:
+        _n2(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+    else:
+        _n1(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+
+
+@njit(cache=True)
+def _narrow_accumulate(scores, values, k0, width, acc, scratch):
+    """``acc[:, :Dv] += scores[:, :width] @ values[k0:k0 + width, :Dv]`` for a value head
+    packed as ``(Sk, 32)`` contiguous rows (``Dv <= 32``, zero padded): 10-row blocks of
+    the 32-column micro-kernel (a head of 32 values no longer pays for 64 columns)."""
+    rows = scores.shape[0]
+    lda = scores.shape[1]
+    count_e = acc.shape[1]
+    block = scratch.reshape(-1)             # the kernel writes rows of 32 (ldc = 32)
+    for i0 in range(0, rows, NARROW_ROWS):
+        count = min(NARROW_ROWS, rows - i0)
+        _narrow_block(block, scores, i0 * lda, lda, values, k0 * 32, width, count)
+        for r in range(count):
+            for c in range(count_e):
+                acc[i0 + r, c] += block[r * 32 + c]
+
+
 def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed):
     batch, heads, seq_q, depth = q.shape
     heads_kv = kt.shape[1]
     seq_k = kt.shape[3]
     depth_v = v.shape[3]
     group = heads // heads_kv
+    narrow = packed and depth_v <= 32
+    # an additive mask that is one row for every query (a padding mask broadcast over the
+    # heads and queries) is read once per block into a contiguous row (the add vectorises)
+    shared_row = mode == 1 and mask.strides[2] == 0
     for task in prange(batch * heads):
         b = task // heads
         h = task % heads
@@ -155,12 +208,18 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                 v.strides[2] == 64 * v.itemsize
             if direct:
                 values = np.zeros((1, 1, 64), q.dtype)
+            elif narrow:
+                # a head of at most 32 values: (Sk, 32) rows for the 32-column kernel
+                values = np.zeros((1, seq_k, 32), q.dtype)
+                for j in range(seq_k):
+                    for e in range(depth_v):
+                        values[0, j, e] = v[b, hk, j, e]
             else:
                 values = np.zeros(((depth_v + 63) // 64, seq_k, 64), q.dtype)
                 for j in range(seq_k):
                     for e in range(depth_v):
                         values[e // 64, j, e % 64] = v[b, hk, j, e]
-            scratch = np.empty((6, 64), q.dtype)
+            scratch = np.empty((NARROW_ROWS, 64), q.dtype)
         else:
             keys = np.empty((1, seq_k, depth), q.dtype)
             for j in range(seq_k):          # d innermost: adjacent in (B, S, H, D) and
@@ -187,8 +246,12 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                 limit = min(seq_k, max(q0 + rows + offset, 0))
             if packed:
                 block_scores = np.empty((rows, KEY_BLOCK), q.dtype)
+            mask_row = np.empty(KEY_BLOCK, q.dtype)
             for k0 in range(0, limit, KEY_BLOCK):
                 width = min(KEY_BLOCK, limit - k0)
+                if shared_row:
+                    for j in range(width):
+                        mask_row[j] = mask[b, h, 0, k0 + j]
                 if packed:
                     _packed_scores(queries, keys, k0 // 64, width, block_scores, scratch)
                     scores = block_scores
@@ -196,7 +259,10 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                     scores = np.dot(queries, keys[0, k0:k0 + width].T)
                 for r in range(rows):
                     i = q0 + r
-                    if mode == 1:
+                    if shared_row:
+                        for j in range(width):
+                            scores[r, j] += mask_row[j]
+                    elif mode == 1:
                         for j in range(width):
                             scores[r, j] += mask[b, h, i, k0 + j]
                     elif mode == 2:
@@ -222,7 +288,9 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                                 acc[r, e] *= correction
                         running[r] = block_max
                     total[r] += _exp_row(scores[r], width, running[r], bits, fast)
-                if packed and direct:
+                if narrow:
+                    _narrow_accumulate(scores, values[0], k0, width, acc, scratch)
+                elif packed and direct:
                     _packed_accumulate(scores, v[b, hk, k0:k0 + width], width, acc, 0,
                                        scratch)
                 elif packed:
