@@ -10,22 +10,23 @@ ran as a second pass over the output. Here (issue #17: DCGAN's deconvolutions):
 
 * **Columns as ``x^T @ W``** (pixels x taps*channels): the weight is read as stored, row by
   row, the order that streams it fastest (DCGAN's first layer is a 16-row product over a
-  33.5 MB weight: bound by reading the weight). A read-only weight (a graph constant) is
-  permuted once, cached while it lives, to columns ordered ``(tap, channel)``, so that the
-  few-row product runs on :mod:`jitkernels.cpu.packed_gemm`'s packed micro-kernel (weight
-  packed once) where its cost rule takes it, else on irlib's BLAS; a writable weight is
-  multiplied as stored (columns ``(channel, tap)``).
-* **A gather col2im** parallel over output rows (chunks of ``(image, block of channels,
-  output row)`` tasks shared with helper threads that join when they get a core,
-  :mod:`jitkernels.cpu.work_sharing`, so a busy machine never leaves the caller waiting at
-  a barrier; each output element is written once, so there are no write races and no
-  zeroing pass): per task, the taps that reach the row are added into an
-  ``(OW, block)`` accumulator that stays in L1 (:func:`channel_block`: a whole group's
-  channels where the row fits :data:`ACCUMULATOR_BYTES`). With ``(tap, channel)`` columns
-  each tap of an input pixel is one contiguous run of the block's channels, so the columns
-  are streamed in long runs (16-channel blocks read one 64-byte line per pixel 8 KB apart,
-  measured 4x slower on DCGAN's 256->128 layer); the accumulator is then transposed into the
-  NCHW output row by row.
+  33.5 MB weight). A read-only weight (a graph constant) is permuted once, cached while it
+  lives, to columns ordered ``(tap, channel)``, so that the few-row product runs on
+  :mod:`jitkernels.cpu.packed_gemm`'s packed micro-kernel (weight packed once) where its
+  rule takes it, else on irlib's BLAS; a writable weight is multiplied as stored (columns
+  ``(channel, tap)``). With batch 1 and padding that drops whole input rows for some kernel
+  rows (the first and last kernel rows of a 4x4/2 pad-1 layer), the product runs in bands
+  of kernel rows, each over the input rows that reach the output (:func:`_row_bands`).
+  Fewer than :data:`CHANNEL_MAJOR_UNITS` columns run as ``W^T @ x`` instead.
+* **A gather col2im** (:mod:`jitkernels.cpu.col2im_gather`): a task is one output row of a
+  block of channels, its taps added into an ``(OW, block)`` accumulator that stays in L1
+  (:func:`channel_block`: a whole group's channels where the row fits
+  :data:`ACCUMULATOR_BYTES`; each tap of an input pixel is then one contiguous run of the
+  columns: 16-channel blocks, one 64-byte line per pixel 8 KB apart, were 4x slower on
+  DCGAN's 256->128 layer), written once into the NCHW row: no zeroing pass, no write
+  races. Chunks of tasks are shared with helper threads that join when they get a core
+  (:mod:`jitkernels.cpu.work_sharing`: a busy machine never leaves the caller waiting at a
+  barrier).
 * **The fused epilogue** (:mod:`jitkernels.cpu.epilogue`: per-channel multiply/add, a
   residual add, ReLU) is applied to each output row while it is in the accumulator, so a
   fused group ``relu(conv2d_transpose(x, w) * scale + shift)`` writes its output once
@@ -43,16 +44,17 @@ import threading
 import weakref
 
 import numpy as np
-from numba import njit, uint64
 
 from .._geometry import from_canonical, is_float, ntuple, padding_pairs, reference, to_canonical
 from . import conv_core, packed_gemm
 from .blas import gemm
 from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
-from .work_sharing import claim, finish, new_state, share
+from .col2im_gather import col2im_serial, col2im_shared, tap_range
+from .work_sharing import new_state, share
 
 __all__ = ["conv2d_transpose", "into", "into_fused", "enabled", "output_size", "ENV_SWITCH",
-           "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "CHUNKS_PER_THREAD", "CHANNEL_MAJOR_UNITS", "COLUMNS_LIMIT"]
+           "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "CHUNKS_PER_THREAD", "CHANNEL_MAJOR_UNITS",
+           "BAND_MIN_SAVING", "BAND_MIN_WORK", "COLUMNS_LIMIT"]
 
 ENV_SWITCH = "IRLIB_CONV_TRANSPOSE_GATHER"
 """Environment variable: ``0`` (``off``/``false``/``no``) runs the earlier ``W^T @ x`` +
@@ -73,6 +75,15 @@ CHANNEL_MAJOR_UNITS = 64
 """Products with fewer columns (output channels per group x taps) than this (one packed
 panel) run as ``W^T @ x`` instead, ``(units, pixels)``: a tall, 3-48 column product runs
 slower than its transpose (DCGAN's 128->3 layer: 0.166 vs 0.144 ms, one thread)."""
+
+BAND_MIN_SAVING = 0.1
+"""Smallest share of a product that kernel-row bands must skip to be used (see
+:func:`_row_bands`). Measured, one thread, bands vs one product interleaved: DCGAN's first
+layer (12.5% skipped) 3.04 -> 2.95 ms median; its second and third (6% and 3%) the same
+either way."""
+
+BAND_MIN_WORK = 1 << 22
+"""Fewest multiply-adds of a product for it to run in bands (each band is a call)."""
 
 COLUMNS_LIMIT = 16 << 20
 """Most bytes of columns one product writes; larger batches run a few images at a time."""
@@ -152,143 +163,7 @@ def _weight_matrices(weight: np.ndarray, layout: str, groups: int):
     return matrices, 1, per_group_out
 
 
-# -- the gather col2im -------------------------------------------------------------------------
-
-@njit(cache=True, inline="always")
-def _tap_columns(x_offset, stride, out_width, width):
-    """The input columns ``j`` in ``[lo, hi)`` with ``0 <= j*stride + x_offset < OW``."""
-    lo = 0
-    if x_offset < 0:
-        lo = (-x_offset + stride - 1) // stride
-    hi = 0
-    if out_width - 1 - x_offset >= 0:
-        hi = (out_width - 1 - x_offset) // stride + 1
-    if hi > width:
-        hi = width
-    if lo > hi:
-        lo = hi
-    return lo, hi
-
-
-@njit(cache=True)
-def _row_task(task, cols, out, first_image, channel0, per_group_out, block, geometry,
-              pixel_step, channel_step, tap_step, kinds, vectors, residual, acc, lane):
-    """Compute one output row of one block of ``block`` channels: gather its taps from
-    ``cols`` into ``acc`` (flat ``(OW, block)``), apply the epilogue there (``lane``: a
-    per-channel operand's ``block`` values), write ``out``. Tap ``t`` of output channel
-    ``o`` for input pixel ``p`` (counted over the chunk's images) is element
-    ``p*pixel_step + o*channel_step + t*tap_step`` of ``cols``.
-
-    With ``(tap, channel)`` columns each tap of an input pixel is a contiguous run of
-    ``block`` values added to one accumulator row (vectorised). Flat arrays and unsigned
-    indices: numba then emits no negative-index checks and LLVM vectorises the loops."""
-    kh, kw, sh, sw, dh, dw, top, left, height, width = geometry
-    channels, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    blocks = (per_group_out + block - 1) // block
-    y = task % oh
-    rest = task // oh
-    o0 = (rest % blocks) * block
-    image = rest // blocks
-    count = uint64(min(block, per_group_out - o0))
-    zero = out.dtype.type(0)
-    source = cols.reshape(-1)
-    span = uint64(ow) * count
-    for a in range(span):
-        acc[a] = zero
-    step = uint64(channel_step)
-    for b in range(kh):
-        shifted = y + top - b * dh
-        if shifted < 0 or shifted % sh != 0:
-            continue
-        i = shifted // sh
-        if i >= height:
-            continue
-        for e in range(kw):
-            x_offset = e * dw - left
-            lo, hi = _tap_columns(x_offset, sw, ow, width)
-            column0 = (b * kw + e) * tap_step + o0 * channel_step
-            pixel0 = (image * height + i) * width
-            if channel_step == 1:
-                for j in range(lo, hi):
-                    into = uint64(j * sw + x_offset) * count
-                    start = uint64((pixel0 + j) * pixel_step + column0)
-                    for c in range(count):
-                        acc[into + c] += source[start + c]
-            elif pixel_step == 1:           # channel-major: runs along the pixels
-                if hi > lo:
-                    for c in range(count):
-                        start = uint64(pixel0 + lo + column0) + c * step
-                        into = uint64(lo * sw + x_offset) * count + c
-                        stride = uint64(sw) * count
-                        for j in range(uint64(hi - lo)):
-                            acc[into + j * stride] += source[start + j]
-            else:
-                for j in range(lo, hi):
-                    into = uint64(j * sw + x_offset) * count
-                    start = uint64((pixel0 + j) * pixel_step + column0)
-                    for c in range(count):
-                        acc[into + c] += source[start + c * step]
-    # the epilogue on the accumulator, along its channels (a residual: per channel row)
-    width_out = uint64(ow)
-    plane = uint64(oh * ow)
-    first = uint64(((first_image + image) * channels + channel0 + o0) * oh * ow + y * ow)
-    extra = residual.reshape(-1)
-    for s in range(kinds.shape[0]):
-        kind = kinds[s]
-        if kind == 0 or kind == 1:
-            for c in range(count):
-                lane[c] = vectors[s, channel0 + o0 + c]
-            if kind == 0:
-                for xo in range(width_out):
-                    for c in range(count):
-                        acc[xo * count + c] += lane[c]
-            else:
-                for xo in range(width_out):
-                    for c in range(count):
-                        acc[xo * count + c] *= lane[c]
-        elif kind == 2:
-            for c in range(count):
-                for xo in range(width_out):
-                    acc[xo * count + c] += extra[first + c * plane + xo]
-        else:
-            for a in range(span):
-                acc[a] = max(acc[a], zero)
-    target = out.reshape(-1)
-    for c in range(count):
-        for xo in range(width_out):
-            target[first + c * plane + xo] = acc[xo * count + c]
-
-
-@njit(cache=True)
-def _col2im_serial(cols, out, first_image, channel0, per_group_out, block, geometry,
-                   pixel_step, channel_step, tap_step, kinds, vectors, residual, tasks):
-    """:func:`_row_task` for tasks ``0..tasks-1`` on the calling thread."""
-    acc = np.empty(out.shape[3] * block, out.dtype)
-    lane = np.empty(block, out.dtype)
-    for task in range(tasks):
-        _row_task(task, cols, out, first_image, channel0, per_group_out, block, geometry,
-                  pixel_step, channel_step, tap_step, kinds, vectors, residual, acc, lane)
-
-
-@njit(cache=True, nogil=True)
-def _col2im_shared(cols, out, first_image, channel0, per_group_out, block, geometry,
-                   pixel_step, channel_step, tap_step, kinds, vectors, residual, tasks,
-                   chunks, state):
-    """:func:`_row_task` for tasks ``0..tasks-1`` in ``chunks`` contiguous runs, each claimed
-    from the job's counters ``state`` by whichever thread (caller or helper) gets it first
-    (:mod:`jitkernels.cpu.work_sharing`; consecutive rows share input rows in cache)."""
-    acc = np.empty(out.shape[3] * block, out.dtype)
-    lane = np.empty(block, out.dtype)
-    while True:
-        chunk = claim(state, chunks)
-        if chunk < 0:
-            break
-        for task in range(chunk * tasks // chunks, (chunk + 1) * tasks // chunks):
-            _row_task(task, cols, out, first_image, channel0, per_group_out, block,
-                      geometry, pixel_step, channel_step, tap_step, kinds, vectors, residual,
-                      acc, lane)
-        finish(state)
-
+# -- the driver --------------------------------------------------------------------------------
 
 def channel_block(per_group_out: int, out_width: int, itemsize: int) -> int:
     """Channels per col2im task: all of a group's when an output row of them fits
@@ -305,8 +180,6 @@ def _threads() -> int:
     from numba import config
     return config.NUMBA_NUM_THREADS
 
-
-# -- the driver --------------------------------------------------------------------------------
 
 def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, before, groups,
                           epilogue=None) -> None:
@@ -347,6 +220,10 @@ def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, befo
     block = channel_block(per_group_out, out.shape[3], x.itemsize)
     flat = x.reshape(batch, channels, pixels)
     channel_major = units < CHANNEL_MAJOR_UNITS
+    bands = None
+    if batch == 1 and channel_step == 1 and not channel_major:
+        bands = _row_bands(kh, height, width, strides[0], dilation[0], before[0], oh,
+                           channels * units // groups)
     for first in range(0, batch, per_chunk):
         images = min(per_chunk, batch - first)
         span = images * pixels
@@ -363,9 +240,10 @@ def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, befo
                     np.copyto(rows, data.transpose(1, 0, 2))
                     rows = rows.reshape(per_group_in, span)
                 gemm(matrices[g].T, rows, cols)
-                steps = (1, channel_step * span, tap_step * span)
+                places = (np.arange(kh, dtype=np.int64) * (kw * tap_step * span),
+                          np.ones(kh, np.int64), tap_step * span, channel_step * span)
             else:
-                cols = conv_core.scratch("tconv_cols", (span, units), x.dtype)
+                cols = conv_core.scratch("tconv_cols", (span * units,), x.dtype)
                 if images == 1:
                     rows = data[0].T                                # a transposed view
                 else:
@@ -373,20 +251,72 @@ def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, befo
                                              x.dtype)
                     np.copyto(rows, data.transpose(0, 2, 1))
                     rows = rows.reshape(span, per_group_in)
-                if not packed_gemm.try_product(rows, matrices[g], False, cols):
-                    gemm(rows, matrices[g], cols)
-                steps = (units, channel_step, tap_step)
+                if bands is None:
+                    _product(rows, matrices[g], cols.reshape(span, units))
+                    places = (np.arange(kh, dtype=np.int64) * (kw * tap_step),
+                              np.full(kh, units, np.int64), tap_step, channel_step)
+                else:
+                    places = _banded_product(rows, matrices[g], cols, bands, kw * tap_step,
+                                             width) + (tap_step, channel_step)
             tasks = images * ((per_group_out + block - 1) // block) * oh
             args = (cols, out, first, g * per_group_out, per_group_out, block, geometry,
-                    *steps, epilogue.kinds, epilogue.vectors, residual, tasks)
+                    *places, epilogue.kinds, epilogue.vectors, residual, tasks)
             threads = _threads()
             if threads > 1 and images * per_group_out * oh * out.shape[3] >= \
                     PARALLEL_MIN_OUTPUTS and tasks > 1:
                 chunks = min(tasks, CHUNKS_PER_THREAD * threads)
                 state = new_state()
-                share(_col2im_shared, args + (chunks, state), state, chunks, threads)
+                share(col2im_shared, args + (chunks, state), state, chunks, threads)
             else:
-                _col2im_serial(*args)
+                col2im_serial(*args)
+
+
+def _product(rows, matrix, out) -> None:
+    """``out = rows @ matrix``: the packed micro-kernel where its rule takes it, else BLAS."""
+    if not packed_gemm.try_product(rows, matrix, False, out):
+        gemm(rows, matrix, out)
+
+
+def _row_bands(kh, height, width, stride, dilation, top, out_height, work):
+    """The kernel rows as bands ``(b0, b1, i0, i1)``: rows ``b0..b1-1`` reach the output
+    from input rows ``i0..i1-1`` only (the others land in the padding). None when one
+    product over every input row is as good (a single band, or bands that would skip less
+    than :data:`BAND_MIN_SAVING` of the product, or a product under
+    :data:`BAND_MIN_WORK` multiply-adds: ``work`` is the product's per-pixel work)."""
+    bands = []
+    for b in range(kh):
+        i0, i1 = tap_range(b * dilation - top, stride, out_height, height)
+        if bands and bands[-1][2:] == (i0, i1):
+            bands[-1] = (bands[-1][0], b + 1, i0, i1)
+        else:
+            bands.append((b, b + 1, i0, i1))
+    if len(bands) < 2 or work * height * width < BAND_MIN_WORK:
+        return None
+    skipped = sum((b1 - b0) * (height - (i1 - i0)) for b0, b1, i0, i1 in bands)
+    return bands if skipped >= BAND_MIN_SAVING * kh * height else None
+
+
+def _banded_product(rows, matrix, cols, bands, band_step, width) -> tuple:
+    """The product of one image band by band (:func:`_row_bands`): band ``(b0, b1, i0, i1)``
+    multiplies input rows ``i0..i1-1`` by the weight's columns of kernel rows ``b0..b1-1``
+    (a column slice: the columns are ``(tap, channel)``-ordered) into its own block of the
+    flat ``cols``. Returns ``(row_base, pixel_steps)`` locating kernel row ``b``'s values."""
+    kh = bands[-1][1]
+    row_base = np.zeros(kh, np.int64)
+    pixel_steps = np.zeros(kh, np.int64)
+    pixels = rows.shape[0]
+    offset = 0
+    for b0, b1, i0, i1 in bands:
+        band_units = (b1 - b0) * band_step
+        block = cols[offset:offset + pixels * band_units].reshape(pixels, band_units)
+        if i1 > i0:
+            _product(rows[i0 * width:i1 * width], matrix[:, b0 * band_step:b1 * band_step],
+                     block[i0 * width:i1 * width])
+        for b in range(b0, b1):
+            row_base[b] = offset + (b - b0) * band_step
+            pixel_steps[b] = band_units
+        offset += pixels * band_units
+    return row_base, pixel_steps
 
 
 def _apply_alone(out, epilogue, residual) -> None:

@@ -105,7 +105,17 @@ def kernel():
     return jitkernels.get_kernel(OP, "cpu")
 
 
-ORIENTATIONS = {"pixel_major": 0, "channel_major": 1 << 30, "by_rule": None}
+ORIENTATIONS = {"pixel_major": dict(CHANNEL_MAJOR_UNITS=0),
+                "channel_major": dict(CHANNEL_MAJOR_UNITS=1 << 30),
+                "banded": dict(CHANNEL_MAJOR_UNITS=0, BAND_MIN_WORK=0, BAND_MIN_SAVING=0),
+                "by_rule": {}}
+"""How the product runs: pixel rows (in kernel-row bands where batch 1 and the columns
+are (tap, channel)-ordered), channel-major, or as the cost rules choose."""
+
+
+def orient(monkeypatch, orientation):
+    for name, value in ORIENTATIONS[orientation].items():
+        monkeypatch.setattr(conv_transpose, name, value)
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -115,9 +125,7 @@ def test_matches_the_scatter_oracle(g, read_only, parallel, orientation):
     x, w, attrs, expected = make_case(g)
     w.flags.writeable = not read_only
     with pytest.MonkeyPatch.context() as monkeypatch:
-        if ORIENTATIONS[orientation] is not None:
-            monkeypatch.setattr(conv_transpose, "CHANNEL_MAJOR_UNITS",
-                                ORIENTATIONS[orientation])
+        orient(monkeypatch, orientation)
         monkeypatch.setattr(conv_transpose, "PARALLEL_MIN_OUTPUTS", 0 if parallel else 1 << 40)
         if parallel:        # helpers join even on a busy machine, two threads at least
             monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
@@ -161,9 +169,7 @@ def test_matches_torch(g):
        orientation=st.sampled_from(sorted(ORIENTATIONS)))
 def test_into_fused_applies_the_epilogue(g, data, orientation):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        if ORIENTATIONS[orientation] is not None:
-            monkeypatch.setattr(conv_transpose, "CHANNEL_MAJOR_UNITS",
-                                ORIENTATIONS[orientation])
+        orient(monkeypatch, orientation)
         fused_case(g, data)
 
 
@@ -345,3 +351,28 @@ def test_built_deconv_groups(tail, monkeypatch):
         gmod.run()
         np.testing.assert_allclose(gmod.get_output(0).numpy(), want, rtol=1e-4, atol=1e-4)
         assert seen == [fusable and setting == "1"]
+
+
+def test_kernel_row_bands_skip_the_padding_rows(monkeypatch):
+    """DCGAN's 4x4/2 pad-1 geometry on a 4x4 input: kernel row 0 reaches the output from
+    input rows 1-3 only, rows 1-2 from all, row 3 from rows 0-2, so the product runs as
+    three bands of 12, 16 and 12 pixel rows; same result as the oracle."""
+    rows_seen = []
+    real = conv_transpose._product
+
+    def spy(rows, matrix, out):
+        rows_seen.append((rows.shape[0], matrix.shape[1]))
+        return real(rows, matrix, out)
+    monkeypatch.setattr(conv_transpose, "_product", spy)
+    g = dict(groups=1, kernel=(4, 4), strides=(2, 2), dilation=(1, 1), padding=(1, 1, 1, 1),
+             extra=(0, 0), per_group_in=256, per_group_out=64, batch=1, size=(4, 4), seed=9)
+    x, w, attrs, expected = make_case(g)
+    w.flags.writeable = False
+    got, = kernel()(x, w, **attrs)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert rows_seen == [(12, 4 * 64), (16, 8 * 64), (12, 4 * 64)]
+    assert conv_transpose._row_bands(4, 4, 4, 2, 1, 1, 8, 256 * 1024) == [
+        (0, 1, 1, 4), (1, 3, 0, 4), (3, 4, 0, 3)]
+    assert conv_transpose._row_bands(3, 5, 5, 1, 1, 1, 5, 1 << 20) == [
+        (0, 1, 1, 5), (1, 2, 0, 5), (2, 3, 0, 4)]
+    assert conv_transpose._row_bands(3, 5, 5, 1, 1, 0, 7, 1 << 20) is None    # no padding
