@@ -32,8 +32,10 @@ Strategy:
 * **Task order and threads.** One task is one output row of one image for one column
   panel. Tasks run panel by panel when the packed weight is larger than the padded input
   (a panel then stays in L2 across rows), else row by row (the rows' input stays in cache
-  across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` run their tasks (and the
-  padded copy) in chunks on numba's threads (``prange``).
+  across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` split the padded copy and
+  the tasks into chunks that helper threads share with the caller
+  (:mod:`jitkernels.cpu.work_sharing`: no barrier waiting on a worker another process
+  holds off its core; numba's thread count).
 
 Each output is accumulated in (kernel row, kernel column, channel) order with fused
 multiply-adds, so it agrees with a float64 reference to float32 rounding.
@@ -52,11 +54,12 @@ import threading
 import weakref
 
 import numpy as np
-from numba import get_num_threads, njit, prange, uint64
+from numba import get_num_threads, njit, uint64
 
 from .broadcast_kernel import segmented_micro_kernels
 from .conv_core import scratch
 from .epilogue import empty
+from .work_sharing import atomic_add, claim, finish, new_state, share
 
 __all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "PARALLEL_MIN_FLOPS", "available",
            "conv2d_nhwc", "enabled", "pack", "packed_weight", "panel_columns", "pays"]
@@ -160,7 +163,7 @@ def _kernel32(rows, *args):
 
 # -- the convolution -------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
     """Run tasks ``first:last`` of ``N*OH*panels``, each one output row of one image for one
     column panel: panel-major (``geometry[14]``: task ``t`` is panel ``t // (N*OH)``) or
@@ -207,7 +210,7 @@ def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
                           b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pad_rows(x, padded, top, left, first, last):
     """Rows ``first:last`` (over images x padded rows) of :func:`_pad`."""
     batch, height, width, channels = x.shape
@@ -235,42 +238,34 @@ def _pad_rows(x, padded, top, left, first, last):
             dst[base + k] = zero
 
 
-@njit(cache=True)
-def _pad(x, padded, top, left):
-    """Copy ``x`` ``(N, H, W, C)`` into ``padded`` ``(N, Hp, Wp, C)`` at ``(top, left)``,
-    zeros around it (the buffer is reused: every element is written), a padded row at a
-    time (contiguous runs)."""
-    _pad_rows(x, padded, top, left, 0, x.shape[0] * padded.shape[1])
-
-
-@njit(cache=True)
-def _run_serial(x, padded, pad, bp, out, geometry, kinds, vectors, residual):
-    """The whole convolution on the calling thread, in one compiled call."""
-    if pad:
-        _pad(x, padded, geometry[12], geometry[13])
-    cols = geometry[11]
-    panels = (geometry[5] + cols - 1) // cols
-    tasks = x.shape[0] * geometry[3] * panels
-    _tasks(padded.reshape(-1), bp.reshape(-1), out.reshape(-1), geometry, 0, tasks, kinds,
-           vectors, residual)
-
-
-@njit(cache=True, parallel=True)
-def _run_parallel(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks):
-    """:func:`_run_serial` with the padding and the tasks in ``chunks`` parts on numba's
-    threads."""
+@njit(cache=True, nogil=True)
+def _shared(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks, pad_state,
+            state):
+    """The whole convolution as ``chunks`` chunks of padded rows, then ``chunks`` chunks of
+    tasks, each claimed from a counter (:mod:`jitkernels.cpu.work_sharing`'s protocol; run
+    by the caller alone, or shared with helper threads). A thread that finds no padding
+    chunk left waits until every one is finished before it starts on the tasks."""
     if pad:
         lines = x.shape[0] * padded.shape[1]
-        for chunk in prange(chunks):
+        while True:
+            chunk = claim(pad_state, chunks)
+            if chunk < 0:
+                break
             _pad_rows(x, padded, geometry[12], geometry[13], chunk * lines // chunks,
                       (chunk + 1) * lines // chunks)
+            finish(pad_state)
+        while atomic_add(pad_state, 1, 0) < chunks:
+            pass
     cols = geometry[11]
-    panels = (geometry[5] + cols - 1) // cols
-    tasks = x.shape[0] * geometry[3] * panels
+    tasks = x.shape[0] * geometry[3] * ((geometry[5] + cols - 1) // cols)
     flat_in, flat_w, flat_out = padded.reshape(-1), bp.reshape(-1), out.reshape(-1)
-    for chunk in prange(chunks):
+    while True:
+        chunk = claim(state, chunks)
+        if chunk < 0:
+            break
         _tasks(flat_in, flat_w, flat_out, geometry, chunk * tasks // chunks,
                (chunk + 1) * tasks // chunks, kinds, vectors, residual)
+        finish(state)
 
 
 # -- weights ---------------------------------------------------------------------------------
@@ -390,10 +385,14 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
                                       before[1], panel_major))
     flops = 2.0 * out.size * kh * kw * channels
     tasks = batch * oh * -(-out_channels // cols)
-    if threads is None and flops >= PARALLEL_MIN_FLOPS:
-        threads = get_num_threads()
-    if flops < PARALLEL_MIN_FLOPS or threads is None or threads <= 1 or tasks == 1:
-        _run_serial(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors, residual)
-        return
-    _run_parallel(x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors, residual,
-                  min(tasks, threads * CHUNKS_PER_THREAD))
+    if threads is None:
+        threads = get_num_threads() if flops >= PARALLEL_MIN_FLOPS else 1
+    chunks = 1 if threads <= 1 or flops < PARALLEL_MIN_FLOPS else min(
+        tasks, threads * CHUNKS_PER_THREAD)
+    state = new_state()
+    args = (x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors, residual, chunks,
+            new_state(), state)
+    if chunks == 1:
+        _shared(*args)
+    else:
+        share(_shared, args, state, chunks, threads)
