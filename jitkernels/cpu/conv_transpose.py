@@ -109,7 +109,7 @@ def output_size(in_size, kernel, strides, dilation, before, after, extra) -> tup
 
 # -- the weight as the product's right operand -------------------------------------------------
 
-_WEIGHTS: dict = {}         # (id(weight), layout, groups) -> (weakref to it, matrices)
+_WEIGHTS: dict = {}     # (owner, offset, shape, strides, dtype, layout, groups) -> (ref, matrices)
 _LOCK = threading.Lock()
 
 
@@ -134,8 +134,10 @@ def _weight_matrices(weight: np.ndarray, layout: str, groups: int):
     per group and where output channel ``o``'s tap ``t`` is in a row
     (``o*channel_step + t*tap_step``).
 
-    A read-only weight is permuted to ``(tap, channel)`` columns once and cached while it
-    lives (its values cannot change meanwhile); a writable IOHW one is used as stored
+    A read-only weight is permuted to ``(tap, channel)`` columns once and cached while the
+    array owning its memory lives (its values cannot change meanwhile: the graph's promise
+    for its constants, as for :func:`jitkernels.cpu.packed_gemm.packed_weight`); a writable
+    IOHW one is used as stored
     (``(channel, tap)`` columns, no copy); any other is permuted for this call.
     """
     iohw = weight if layout == "IOHW" else np.transpose(weight,
@@ -148,14 +150,21 @@ def _weight_matrices(weight: np.ndarray, layout: str, groups: int):
             flat = weight.reshape(groups, per_group_in, per_group_out * taps)
             return tuple(flat[g] for g in range(groups)), taps, 1
         return _permute(iohw, groups), 1, per_group_out
-    key = (id(weight), layout, groups)
+    # keyed by the memory the weight views, so a fresh view of the same constant on every
+    # call finds the entry; it lives as long as the array owning that memory
+    owner = weight
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    offset = (weight.__array_interface__["data"][0]
+              - owner.__array_interface__["data"][0])
+    key = (id(owner), offset, weight.shape, weight.strides, weight.dtype.str, layout, groups)
     entry = _WEIGHTS.get(key)
-    if entry is not None and entry[0]() is weight:
+    if entry is not None and entry[0]() is owner:
         return entry[1], 1, per_group_out
     matrices = _permute(iohw, groups)
     try:
-        # dropped when the weight is freed (bound names: still callable at interpreter exit)
-        ref = weakref.ref(weight, lambda _, key=key, pop=_WEIGHTS.pop: pop(key, None))
+        # dropped when the owner is freed (bound names: still callable at interpreter exit)
+        ref = weakref.ref(owner, lambda _, key=key, pop=_WEIGHTS.pop: pop(key, None))
     except TypeError:
         return matrices, 1, per_group_out
     with _LOCK:

@@ -376,3 +376,29 @@ def test_kernel_row_bands_skip_the_padding_rows(monkeypatch):
     assert conv_transpose._row_bands(3, 5, 5, 1, 1, 1, 5, 1 << 20) == [
         (0, 1, 1, 5), (1, 2, 0, 5), (2, 3, 0, 4)]
     assert conv_transpose._row_bands(3, 5, 5, 1, 1, 0, 7, 1 << 20) is None    # no padding
+
+
+def test_permuted_weight_cached_by_the_memory_it_views(monkeypatch):
+    """Fresh read-only views of one constant share one permuted copy; another view of the
+    same memory (a different layout) gets its own."""
+    permuted = []
+    real = conv_transpose._permute
+
+    def spy(iohw, groups):
+        permuted.append(iohw.shape)
+        return real(iohw, groups)
+    monkeypatch.setattr(conv_transpose, "_permute", spy)
+    g = dict(groups=1, kernel=(3, 3), strides=(2, 2), dilation=(1, 1), padding=(1, 1, 1, 1),
+             extra=(1, 1), per_group_in=8, per_group_out=8, batch=1, size=(5, 5), seed=11)
+    x, w, attrs, expected = make_case(g)
+    storage = w.reshape(-1).copy()
+    storage.flags.writeable = False
+    for _ in range(3):
+        got, = kernel()(x, storage.reshape(w.shape), **attrs)     # a new view each call
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert len(permuted) == 1
+    hwoi = np.ascontiguousarray(w.transpose(2, 3, 1, 0))
+    hwoi.flags.writeable = False
+    got, = kernel()(x, hwoi, **dict(attrs, kernel_layout="HWOI"))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert len(permuted) == 2
