@@ -119,7 +119,7 @@ def measure(layer, repeat: int) -> dict:
         paths.append("wino_built")
     outs = {path: np.empty(out_shape, np.float32) for path in paths}
     times = {path: ([], []) for path in outs}
-    saved = implicit_conv.MAX_INNER
+    saved = implicit_conv.MAX_INNER, implicit_conv.MIN_OUT_CHANNELS
     try:
         for step in range(repeat + 3):
             for path in paths:
@@ -127,7 +127,7 @@ def measure(layer, repeat: int) -> dict:
                     os.environ[implicit_conv.ENV_SWITCH] = "0"
                 elif path == "implicit":
                     os.environ.pop(implicit_conv.ENV_SWITCH, None)
-                    implicit_conv.MAX_INNER = 1 << 30
+                    implicit_conv.MAX_INNER, implicit_conv.MIN_OUT_CHANNELS = 1 << 30, 1
                 start, cpu = time.perf_counter(), time.process_time()
                 if path == "wino_built":
                     winograd.conv2d_nhwc(data, u, outs[path], tile, padding[0], padding[1],
@@ -136,13 +136,13 @@ def measure(layer, repeat: int) -> dict:
                     assert kernel.into_fused(outs[path], data, weight, epilogue=epilogue,
                                              **attrs)
                 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-                implicit_conv.MAX_INNER = saved
+                implicit_conv.MAX_INNER, implicit_conv.MIN_OUT_CHANNELS = saved
                 if step >= 3:
                     times[path][0].append(wall * 1e6)
                     times[path][1].append(cpu * 1e6)
     finally:
         os.environ.pop(implicit_conv.ENV_SWITCH, None)
-        implicit_conv.MAX_INNER = saved
+        implicit_conv.MAX_INNER, implicit_conv.MIN_OUT_CHANNELS = saved
     scale = float(np.abs(outs["old"]).max()) or 1.0
     rule = implicit_conv.pays(shape[3], wshape[3], wshape[:2], strides, (1, 1),
                               size[0] * size[1])

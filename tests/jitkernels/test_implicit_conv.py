@@ -3,9 +3,9 @@ micro-kernels (jitkernels/cpu/broadcast_kernel.py): the kernels against the sum 
 define, written here in numpy; the convolution against a numpy convolution in float64
 (hypothesis over channels, output channels on both panel widths and past a panel, kernel
 sizes, strides, asymmetric padding, height dilation, odd sizes and row tails, batch,
-every fused epilogue kind, serial and parallel, row- and panel-major task orders); the
-weight cache; the cost rule, the ``IRLIB_IMPLICIT_CONV`` switch and the hook in the conv
-kernel; the errors."""
+every fused epilogue kind, on the caller alone and shared with helper threads, row- and
+panel-major task orders); the weight cache; the cost rule, the ``IRLIB_IMPLICIT_CONV``
+switch and the hook in the conv kernel; the errors."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import jitkernels
 from irlib.errors import IRError
 from irlib.op import get_def
 from irlib.testing.budget import examples
-from jitkernels.cpu import implicit_conv
+from jitkernels.cpu import implicit_conv, work_sharing
 from jitkernels.cpu.broadcast_kernel import SEGMENTED_SHAPES, segmented_micro_kernels
 from jitkernels.cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
 from helpers import apply_epilogue_steps
@@ -144,6 +144,13 @@ def _epilogue(draw, rng, out_shape):
     return kinds, vectors, residual
 
 
+def _force_helpers(patch):
+    """Every layer takes the shared form and posts its job to the helper threads."""
+    patch.setattr(implicit_conv, "PARALLEL_MIN_FLOPS", 0)
+    patch.setattr(work_sharing, "others_busy", lambda: 0.0)
+    patch.setitem(work_sharing._STALLS, "until", 0.0)
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(case=layers(), threads=st.sampled_from([1, 2]), data=st.data())
 def test_conv_matches_numpy(case, threads, data):
@@ -159,8 +166,8 @@ def test_conv_matches_numpy(case, threads, data):
                 if kinds or data.draw(st.booleans()) else None)
     out = np.full(expected.shape, np.nan, np.float32)
     with pytest.MonkeyPatch.context() as patch:
-        if threads > 1:         # small layers: make them take the parallel form
-            patch.setattr(implicit_conv, "PARALLEL_MIN_FLOPS", 0)
+        if threads > 1:         # small layers: shared with a helper thread, even when
+            _force_helpers(patch)   # other processes keep the cores busy
         implicit_conv.conv2d_nhwc(x, w, out, strides, dilation, before, after, epilogue,
                                   threads=threads)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
@@ -174,7 +181,7 @@ def test_panel_major_order_and_many_panels(threads, monkeypatch):
     x = rng.standard_normal((2, 9, 11, 20)).astype(np.float32)
     w = rng.standard_normal((3, 3, 20, 150)).astype(np.float32)
     w.flags.writeable = False
-    monkeypatch.setattr(implicit_conv, "PARALLEL_MIN_FLOPS", 0)
+    _force_helpers(monkeypatch)
     assert implicit_conv.packed_weight(w, 64).size > x.size
     out = np.empty((2, 9, 11, 150), np.float32)
     implicit_conv.conv2d_nhwc(x, w, out, (1, 1), (1, 1), (1, 1), (1, 1), threads=threads)
