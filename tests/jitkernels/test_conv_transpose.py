@@ -402,3 +402,25 @@ def test_permuted_weight_cached_by_the_memory_it_views(monkeypatch):
     got, = kernel()(x, hwoi, **dict(attrs, kernel_layout="HWOI"))
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
     assert len(permuted) == 2
+
+
+@pytest.mark.parametrize("orientation", sorted(ORIENTATIONS))
+@pytest.mark.parametrize("limit", [1, 1 << 40])
+def test_batches_in_chunks_of_images(orientation, limit, monkeypatch):
+    """A batch whose columns exceed COLUMNS_LIMIT runs a few images at a time (here one):
+    the outputs and the residual are addressed by the chunk's first image."""
+    orient(monkeypatch, orientation)
+    monkeypatch.setattr(conv_transpose, "COLUMNS_LIMIT", limit)
+    g = dict(groups=2, kernel=(3, 4), strides=(2, 1), dilation=(1, 2), padding=(1, 2, 0, 1),
+             extra=(1, 0), per_group_in=5, per_group_out=20, batch=3, size=(4, 6), seed=12)
+    x, w, attrs, expected = make_case(g)
+    w.flags.writeable = False
+    rng = np.random.default_rng(13)
+    kinds = [MUL, RESIDUAL, ADD, RELU]
+    vectors = rng.standard_normal((4, expected.shape[1])).astype(np.float32)
+    residual = rng.standard_normal(expected.shape).astype(np.float32)
+    out = np.full(expected.shape, np.nan, np.float32)
+    assert kernel().into_fused(out, x, w, epilogue=Epilogue(np.array(kinds, np.int64),
+                                                            vectors, residual), **attrs)
+    want = apply_steps_nchw(expected, kinds, vectors.astype(np.float64), residual)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
