@@ -10,7 +10,9 @@ cost rules, plan and scratch lookups and epilogue gathering around a 28-45 us ke
 ``(callee, values)``: a compiled function (named by module and function, so the chain's
 source imports it and is cached on disk) and its arguments, everything a call works out per
 run (the packed weight, the plan, the zero-padded planes buffer, the epilogue's vectors)
-worked out once. Steps are made per runtime binding (a rebound input rebuilds them).
+worked out once. Steps are made per runtime binding (a rebound input rebuilds them). A
+:func:`standalone` step (a conv layer) is called from Python on its own, prepared, instead
+of inside a chain (:mod:`interp.graph_chains` says why); :func:`resolve` gives that call.
 
 Cost rule (which calls become steps):
 
@@ -39,8 +41,8 @@ from numba import njit
 from .._geometry import conv_out, normalize_axes, ntuple, padding_pairs
 from .chain import Literal, kernel_digest
 
-__all__ = ["steps_of", "enabled", "reduce_serial", "ENV_SWITCH", "CONV_MAX_FLOPS",
-           "SMALL_ELEMENTS"]
+__all__ = ["steps_of", "enabled", "reduce_serial", "resolve", "standalone", "ENV_SWITCH",
+           "CONV_MAX_FLOPS", "SMALL_ELEMENTS"]
 
 ENV_SWITCH = "IRLIB_CHAIN_STEPS"
 """Environment variable: ``0`` (``off``/``false``/``no``) keeps every non-generated call
@@ -93,6 +95,30 @@ def steps_of(fn, args) -> list | None:
         if ops[0] in ("nn.softmax", "nn.log_softmax") and fn.num_inputs == 1:
             return _softmax_steps(ops[0] == "nn.log_softmax", args[0], args[1], fn.attrs)
     return None
+
+
+def standalone(callee) -> bool:
+    """Whether a step runs as its own prepared call rather than inside a chain: a conv
+    layer's direct kernel (see :mod:`interp.graph_chains` for the measurement)."""
+    return callee == _DIRECT
+
+
+def resolve(callee, values) -> tuple:
+    """A step as a plain call ``(function, arguments)`` made from Python: the generated
+    kernel or the named numba function, :class:`Literal` arguments as their values.
+
+    Args:
+        callee, values: one step of :func:`steps_of`.
+    """
+    import importlib
+    from .chain import generated_kernel
+    if isinstance(callee, tuple):
+        function = getattr(importlib.import_module(callee[0]), callee[1])
+    else:
+        function = generated_kernel(callee)
+    if any(isinstance(v, Literal) for v in values):
+        values = [v.value if isinstance(v, Literal) else v for v in values]
+    return function, values if type(values) is tuple else tuple(values)
 
 
 # -- conv layers ----------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Non-generated node calls run inside graph chains (jitkernels.codegen.chain_steps): tiny
 conv nets (direct-kernel conv2d/conv1d with their bias and ReLU, mean, softmax) give the
-results of a numpy oracle written here (and kws those of onnxruntime) once chained, the
-whole net becomes one chain, and the switch, writable weights and big layers keep separate
-calls."""
+results of a numpy oracle written here (and kws those of onnxruntime) once chained, every
+conv layer runs as a prepared direct-kernel call and the rest as chains, and the switch,
+writable weights and big layers keep the node calls."""
 
 import os
 import sys
@@ -69,6 +69,12 @@ def _runtime(func):
     return func.module.module.runtime
 
 
+def _prepared_convs(runtime) -> int:
+    """How many of the runtime's run-loop calls are prepared direct-kernel conv calls."""
+    from jitkernels.cpu.direct_conv import _direct_serial
+    return sum(1 for fn, _ in runtime._chained if fn is _direct_serial)
+
+
 def _direct_steps(runtime) -> int:
     """How many of the runtime's node calls become direct-kernel conv steps."""
     count = 0
@@ -94,7 +100,7 @@ def test_chained_conv_nets_match_numpy(c0, c1, c2, height, width, kernel, stride
     # 3x3 and 5x5 layers (and strided 1x1 ones) run direct, inside the chain
     direct = _direct_steps(runtime)
     assert direct == (1 if kernel == 1 and stride == 1 else 2)
-    assert len(runtime._chained) < len(runtime.calls)
+    assert _prepared_convs(runtime) == direct
 
 
 @settings(max_examples=4, deadline=None)
@@ -121,7 +127,8 @@ def test_chained_conv1d_bias_relu_mean(channels, out_channels, width, kernel, st
         expected -= np.log(np.exp(expected).sum(axis=-1, keepdims=True))
         np.testing.assert_allclose(func(value).numpy(), expected, rtol=2e-4, atol=2e-5)
     runtime = _runtime(func)
-    assert _direct_steps(runtime) == 1 and len(runtime._chained) == 1
+    assert _direct_steps(runtime) == 1 and _prepared_convs(runtime) == 1
+    assert len(runtime._chained) == 2               # the conv, then one chain of the rest
 
 
 def test_writable_weights_follow_their_values_and_the_switch_keeps_calls(monkeypatch):
@@ -179,7 +186,7 @@ def test_reduce_serial_matches_numpy():
     np.testing.assert_allclose(out, x.astype("float64").mean(axis=1), rtol=1e-5, atol=1e-6)
 
 
-def test_kws_is_one_chain_and_matches_onnxruntime():
+def test_kws_runs_prepared_and_matches_onnxruntime():
     pytest.importorskip("torch")
     onnxruntime = pytest.importorskip("onnxruntime")
     import onnx
@@ -202,7 +209,9 @@ def test_kws_is_one_chain_and_matches_onnxruntime():
         np.testing.assert_allclose(func(x).numpy(), expected, rtol=1e-4, atol=1e-6)
     runtime = _runtime(func)
     assert _direct_steps(runtime) == 3          # both conv2d and the conv1d
-    assert len(runtime._chained) == 1
+    assert _prepared_convs(runtime) == 3
+    # no node call left: the convs' bias + ReLU kernels on their own, then one chain
+    assert len(runtime._chained) == 6 and type(runtime._chained[-1][1][0]) is tuple
     assert graph_chains.enabled()
 
 
