@@ -31,6 +31,7 @@ program runs on the interpreter).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,10 +44,16 @@ from irlib.ir.types import TensorType, TupleType
 
 from .graph_retype import has_any, retyped_copy
 
-__all__ = ["GrowingLoop", "MAX_STATIC_TRIPS", "growing_loop", "static_trip_count"]
+__all__ = ["APPEND_ROWS", "GrowingLoop", "MAX_STATIC_TRIPS", "append_rows", "growing_loop",
+           "static_trip_count"]
 
 MAX_STATIC_TRIPS = 10000
 """The longest loop whose trip count is found at build time (about 35 us per trip)."""
+
+APPEND_ROWS = os.environ.get("IRLIB_SCAN_APPEND", "1").strip().lower() not in (
+    "0", "off", "false", "no")
+"""Whether scan outputs are written row by row (:func:`append_rows`); ``IRLIB_SCAN_APPEND=0``
+at import keeps the concatenation in the step (each step copies the whole stack)."""
 
 
 @dataclass
@@ -69,6 +76,9 @@ class GrowingLoop:
     outer: dict
     out_type: object
     trips: int
+    appended: tuple = ()
+    """Indices of the state variables whose step gives only the row to append (see
+    :func:`append_rows`); the kernel writes it in place of a concatenation."""
 
 
 def _unsupported(var: E.Var, why: str):
@@ -166,6 +176,66 @@ def _static_type(ty, sizes: dict):
     return TensorType(shape, ty.dtype)
 
 
+def _attr(attrs, name, default=None):
+    try:
+        return attrs[name]
+    except (KeyError, TypeError):
+        return default
+
+
+def _appended_row(step, param):
+    """The row expression when ``step`` is ``f(..., param, ...)`` for a primitive ``f`` whose
+    body is ``concatenate((p, expand_dims(<row>, axis=0)), axis=0)`` with ``p`` bound to
+    ``param`` and ``<row>`` not reading ``p``; else None. The row is returned as the
+    argument it is, or as a call of a new primitive function of the other arguments."""
+    if type(step) is not E.Call or type(step.op) is not E.Function \
+            or not (step.op.attrs or {}).get("Primitive", 0):
+        return None
+    func, body = step.op, step.op.body
+    if type(body) is not E.Call or not isinstance(body.op, E.Op) \
+            or body.op.name != "concatenate" or _attr(body.attrs, "axis") != 0 \
+            or type(body.args[0]) is not E.Tuple or len(body.args[0].fields) != 2:
+        return None
+    head, tail = body.args[0].fields
+    if type(tail) is not E.Call or not isinstance(tail.op, E.Op) \
+            or tail.op.name != "expand_dims" or _attr(tail.attrs, "axis") != 0 \
+            or _attr(tail.attrs, "num_newaxis", 1) != 1:
+        return None
+    if head not in func.params or step.args[func.params.index(head)] is not param:
+        return None
+    row = tail.args[0]
+    if any(v is head for v in free_vars(row)):
+        return None
+    if row in func.params:              # the row is an argument itself: no call
+        return step.args[func.params.index(row)]
+    keep = [k for k, p in enumerate(func.params) if p is not head]
+    row_func = E.Function(tuple(func.params[k] for k in keep), row, None, (), func.attrs)
+    return E.Call(row_func, tuple(step.args[k] for k in keep))
+
+
+def append_rows(func: E.Function, parts, call: E.Call) -> tuple:
+    """``(step, appended)``: the loop's step with every scan output's concatenation
+    replaced by the row it appends, and the indices of those state variables.
+
+    A state variable qualifies when its type is ``?`` along axis 0 only, its step is the
+    importer's ``concatenate((acc, expand_dims(row, axis=0)), axis=0)`` (alone in its fused
+    function, or with the row's computation), and it starts as a constant (the empty
+    ``(0, ...)`` stack). The step then costs one row, not a copy of everything stacked so
+    far (quadratic in the trip count)."""
+    step, appended = list(parts.step), []
+    for position, param in enumerate(func.params):
+        ty = param._checked_type or param.type_annotation
+        if not isinstance(ty, TensorType) or not ty.shape or \
+                not isinstance(ty.shape[0], AnyDim) or has_any(TensorType(ty.shape[1:], ty.dtype)) \
+                or type(call.args[position]) is not E.Constant:
+            continue
+        row = _appended_row(step[position], param)
+        if row is not None:
+            step[position] = row
+            appended.append(position)
+    return tuple(step), tuple(appended)
+
+
 def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list) -> GrowingLoop:
     """Analyse a loop whose state has ``?`` dims (see the module docstring).
 
@@ -193,9 +263,10 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
     if isinstance(trips, str):
         raise _unsupported(var, trips)
     from irlib.errors import TypeInferenceError
+    steps, appended = append_rows(func, parts, call) if APPEND_ROWS else (parts.step, ())
     try:
         typed, new_vars = retyped_copy(
-            E.Tuple((parts.cond, E.Tuple(parts.step), parts.result)), types)
+            E.Tuple((parts.cond, E.Tuple(steps), parts.result)), types)
     except TypeInferenceError as error:
         raise _unsupported(var, f"its parts do not type-check with sized state ({error})")
     cond, step, result = typed.fields
@@ -210,6 +281,9 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
         sizes[name] = int(dim)
     rules = {}
     for name, (position, axis) in names.items():
+        if position in appended:            # one row more per step
+            rules[name] = size_var(name) + 1
+            continue
         ty = step_types[position]
         dim = ty.shape[axis] if isinstance(ty, TensorType) else None
         if not isinstance(dim, (int, np.integer, DimExpr)):
@@ -225,4 +299,5 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
                                 f"after {trips} steps")
     params = tuple(new_vars.get(p) or E.Var(p.name_hint, types[p]) for p in func.params)
     outer_new = {v: new_vars.get(v) or E.Var(v.name_hint, types[v]) for v in outer}
-    return GrowingLoop(cond, tuple(step.fields), result, params, outer_new, out_type, trips)
+    return GrowingLoop(cond, tuple(step.fields), result, params, outer_new, out_type, trips,
+                       appended)

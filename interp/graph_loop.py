@@ -88,6 +88,9 @@ class LoopBodies:
     trips: int = -1
     """The trip count found at build time for a loop whose state changes shape
     (:mod:`interp.graph_growing`; its part graphs have symbolic dims), else -1."""
+    appended: tuple = ()
+    """State variables whose step head is the row to append along axis 0 (scan outputs,
+    :func:`interp.graph_growing.append_rows`), not the whole next value."""
 
 
 def _mentions(var: E.Var, root) -> bool:
@@ -152,6 +155,10 @@ class LoopKernel:
         self.num_inputs = self.num_state + self.num_outer + sum(self.consts)
         self.lookup = lookup
         self.trips = int(bodies.trips)
+        self.appended = tuple(int(k) for k in bodies.appended)
+        if any(not 0 <= k < self.num_state for k in self.appended):
+            raise ValueError(f"loop {name!r}: appended state index out of range "
+                             f"{list(self.appended)}")
         self.growing = any(graph.is_symbolic for graph in self.graphs)
         if self.growing and self.trips < 0:
             raise ValueError(f"loop {name!r}: a loop whose state changes shape needs the trip "
@@ -163,7 +170,8 @@ class LoopKernel:
         (JSON-able; stored by ``export_library``)."""
         return {"kind": "loop", "graphs": list(self.jsons), "go_on": self.go_on,
                 "num_state": self.num_state, "num_outer": self.num_outer,
-                "consts": list(self.consts), "trips": self.trips}
+                "consts": list(self.consts), "trips": self.trips,
+                "appended": list(self.appended)}
 
     def _setup(self, arrays):
         local = self._local
@@ -258,14 +266,32 @@ class LoopKernel:
                 runtime.bind_input(self.num_state + index, array)
             start += count
         state, steps = list(inputs[:self.num_state]), []
+        stacks, starts = {}, []         # appended state: one array, rows filled in turn
+        for k in self.appended:
+            initial = inputs[k]
+            stacks[k] = np.empty((initial.shape[0] + self.trips,) + initial.shape[1:],
+                                 initial.dtype)
+            if initial.size:
+                starts.append((stacks[k][:initial.shape[0]], initial))
+            state[k] = stacks[k][:initial.shape[0]]
+        for view, initial in starts:
+            np.copyto(view, initial)
         for trip in range(self.trips):
             calls, heads = _recorded(step_rt, state)
-            views = [_into(local.buffers[k], (trip + 1) % 2, head)
-                     for k, head in enumerate(heads)]
+            views, following = [], []
+            for k, head in enumerate(heads):
+                if k in stacks:
+                    rows = state[k].shape[0]
+                    views.append(stacks[k][rows:rows + 1].reshape(head.shape))
+                    np.copyto(views[-1], head)
+                    following.append(stacks[k][:rows + 1])
+                else:
+                    views.append(_into(local.buffers[k], (trip + 1) % 2, head))
+                    following.append(views[-1])
             steps.append((calls, heads, views))
-            state = views
+            state = following
         exit_calls, exit_heads = _recorded(exit_rt, state)
-        return _Trace(inputs, steps, exit_calls, exit_heads)
+        return _Trace(inputs, steps, exit_calls, exit_heads, starts)
 
 
 TRACES_KEPT = 4
@@ -279,11 +305,13 @@ class _Trace:
         inputs: the node's input arrays it was recorded for.
         steps: per step ``(calls, result arrays, arrays the results are copied into)``.
         exit_calls, exit_heads: the exit graph's calls and result arrays.
+        starts: ``(array, initial value)`` to copy first (appended state's initial rows).
     """
 
-    def __init__(self, inputs, steps, exit_calls, exit_heads):
+    def __init__(self, inputs, steps, exit_calls, exit_heads, starts=()):
         self.inputs, self.steps = inputs, steps
         self.exit_calls, self.exit_heads = exit_calls, exit_heads
+        self.starts = list(starts)
         self.chained = False
 
     def run(self) -> None:
@@ -298,6 +326,8 @@ class _Trace:
                               for calls, heads, views in self.steps]
                 self.exit_calls = chain_calls(self.exit_calls)
             self.chained = True
+        for view, initial in self.starts:
+            np.copyto(view, initial)
         for calls, heads, views in self.steps:
             for fn, args in calls:
                 fn(*args)

@@ -434,7 +434,8 @@ class _Lowerer:
         func_name = self.unique_name("__loop")
         self.graph.branches[func_name] = LoopBodies(
             *(sub.graph for sub in parts_lowered), parts.go_on, len(state),
-            len(outer_entries), consts, grown.trips if symbolic else -1)
+            len(outer_entries), consts, grown.trips if symbolic else -1,
+            grown.appended if symbolic else ())
         entries = state + outer_entries + [e for sub in parts_lowered
                                            for e in sub.const_entries]
         self.graph.nodes.append(GraphNode(func_name, entries, func_name, len(out_types),

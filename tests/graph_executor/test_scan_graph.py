@@ -143,6 +143,29 @@ def test_scan_is_one_loop_node_with_static_outputs():
         assert all(isinstance(d, int) for d in shape), shape
 
 
+@pytest.mark.parametrize("append", [True, False])
+def test_scan_outputs_written_row_by_row_or_concatenated(monkeypatch, append):
+    """Scan outputs are appended row by row in place of the step's concatenation (the
+    node's description lists them), or, with the switch off, concatenated each step; both
+    agree with onnxruntime, also with a scan output fused with its computation."""
+    import interp.graph_growing as growing
+    from irlib.frontend.onnx import from_onnx
+    monkeypatch.setattr(growing, "APPEND_ROWS", append)
+    model, in_shapes = _scan_model(5, 3, [0, 1], [0, 1], False, 17)
+    mod, params = from_onnx(model)
+    with irlib.transform.PassContext(opt_level=3):
+        lib = interp.build(mod, "cpu", params)
+    (description,) = [f.fn.describe() for name, f in lib.lib.compiled.items()
+                      if name.startswith("__loop")]
+    assert description["trips"] == 5
+    assert (len(description["appended"]) == 2) if append else not description["appended"]
+    rng = np.random.default_rng(1)
+    feeds = {"s0": rng.standard_normal(3).astype(np.float32)}
+    for k, shape in enumerate(in_shapes):
+        feeds[f"x{k}"] = rng.standard_normal(shape).astype(np.float32)
+    _check(model, feeds)
+
+
 def _lstm_scan_model(length, batch, inputs, hidden, seed):
     """An LSTM written as a Scan: states h, c (batch, hidden); gates x_t W + h R + b split
     into i, f, g, o; c' = f c + i g, h' = o tanh(c'); scan output h'."""
