@@ -29,7 +29,8 @@ input arrays it runs the known number of steps on
 records each step's calls (the argument tuples of that binding) and the arrays its results
 are copied into (two buffers per state variable, taking turns); later calls replay the
 recorded calls, with small kernels chained, without binding, planning or running the
-condition. Growing loops whose trip count depends on run-time data raise
+condition. A scan output whose step only appends a row (:attr:`LoopBodies.appended`) lives
+in one array of all its rows, each step writing the next row. Growing loops whose trip count depends on run-time data raise
 :class:`~interp.graph_lower.GraphUnsupportedError` and run on the interpreter.
 """
 
@@ -252,7 +253,9 @@ class LoopKernel:
         state has its own sizes), keeping each step's calls (the runtime's argument tuples
         for that binding), result arrays and the arrays its results are copied into (two
         buffers per state variable, taking turns, so a step never writes the state it
-        reads). The trip count was proved at build time, so the condition is not run."""
+        reads; an appended scan output has one array of all its rows, the state of step k
+        being its first rows and step k's head the next row). The trip count was proved at
+        build time, so the condition is not run."""
         if getattr(local, "growing", None) is None:
             from .graph_symbolic import SymbolicRuntime
             local.growing = [SymbolicRuntime(graph, self.lookup) if graph.is_symbolic

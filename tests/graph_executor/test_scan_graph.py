@@ -396,7 +396,7 @@ def test_export_library_round_trips_a_scan(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["step graph not json", "drop num_outer", "consts text",
-                                    "drop trips"])
+                                    "drop trips", "appended out of range"])
 def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
     """A damaged description of a growing loop raises IRError naming the node."""
     model, _ = _scan_model(4, 2, [0], [1], False, 17)
@@ -411,6 +411,8 @@ def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
         del control[name]["num_outer"]
     elif damage == "drop trips":
         del control[name]["trips"]
+    elif damage == "appended out of range":
+        control[name]["appended"] = [99]
     else:
         control[name]["consts"] = "abc"
     files["control.json"] = json.dumps(control).encode()
