@@ -119,8 +119,8 @@ def static_trip_count(var: E.Var, func: E.Function, parts, init_args) -> int | s
         chosen.add(param)
         inner, outer = reads(parts.step[index[param]])
         if outer:
-            return (f"its counter %{param.name_hint} steps by %{outer[0].name_hint}, a value "
-                    f"known only at run time")
+            return (f"the condition depends on %{param.name_hint}, whose step reads "
+                    f"%{outer[0].name_hint}, a value known only at run time")
         pending.extend(inner)
     order = sorted(chosen, key=index.get)
     for param in order:
@@ -262,13 +262,13 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
     trips = static_trip_count(var, func, parts, call.args)
     if isinstance(trips, str):
         raise _unsupported(var, trips)
-    from irlib.errors import TypeInferenceError
     steps, appended = append_rows(func, parts, call) if APPEND_ROWS else (parts.step, ())
     try:
         typed, new_vars = retyped_copy(
             E.Tuple((parts.cond, E.Tuple(steps), parts.result)), types)
-    except TypeInferenceError as error:
-        raise _unsupported(var, f"its parts do not type-check with sized state ({error})")
+    except IRError as error:            # a type error, or a relation refusing a size variable
+        raise _unsupported(var, f"its parts do not type-check with sized state "
+                                f"({type(error).__name__}: {error})") from None
     cond, step, result = typed.fields
     step_types = step.checked_type.fields
     sizes = {}

@@ -357,12 +357,11 @@ class _Lowerer:
         """``(function, result type)``: a copy of the primitive ``func`` typed for the
         lowered ``args`` (a parameter typed with a ``?`` dim, fed by a loop whose outputs
         have static shapes, gets the argument's shape: see :mod:`interp.graph_retype`)."""
-        from irlib.errors import TypeInferenceError
         from .graph_retype import specialise_primitive
         arg_types = [self.entry_type(a) for a in args]
         try:
             typed = specialise_primitive(func, arg_types)
-        except TypeInferenceError as error:
+        except IRError as error:        # a type error, or a relation refusing these shapes
             raise GraphUnsupportedError(
                 f"graph executor: a fused function with dynamic (?) parameter types does not "
                 f"type-check with its arguments' types {arg_types} ({error})") from None

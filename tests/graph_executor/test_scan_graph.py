@@ -421,3 +421,31 @@ def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
             archive.writestr(file_name, data)
     with pytest.raises(irlib.IRError, match=name):
         interp.load_module(str(tmp_path / "bad.irlib"))
+
+
+def test_retyped_copy_leaves_the_original_types_alone():
+    """interp.graph_retype: a copy typed with a size variable (and a primitive function
+    specialised to static shapes) gets the new types; the original nodes keep theirs."""
+    from irlib.ir import expr as E
+    from irlib.ir.dims import Any, size_var
+    from irlib.ir.types import TensorType
+    from interp.graph_retype import has_any, retyped_copy, specialise_primitive
+    acc = irlib.var("acc", shape=(Any, 3))
+    row = irlib.var("row", shape=(3,))
+    p0, p1 = irlib.var("p0", shape=(Any, 3)), irlib.var("p1", shape=(3,))
+    fused = irlib.Function([p0, p1], irlib.concatenate((p0, irlib.expand_dims(p1, 0)), 0))
+    fused = fused.with_attr("Primitive", 1)
+    typed = irlib.transform.InferType()(irlib.IRModule.from_expr(
+        irlib.Function([acc, row], E.Call(fused, (acc, row)))))["main"]
+    call = typed.body
+    assert has_any(call.checked_type)
+    n = size_var("n")
+    copy, new_vars = retyped_copy(call, {typed.params[0]: TensorType((n, 3), "float32"),
+                                         typed.params[1]: TensorType((3,), "float32")})
+    assert copy.checked_type == TensorType((n + 1, 3), "float32")
+    assert has_any(call.checked_type) and has_any(call.op.params[0].checked_type)
+    assert set(new_vars) == set(typed.params)
+    special = specialise_primitive(call.op, [TensorType((4, 3), "float32"),
+                                             TensorType((3,), "float32")])
+    assert special.checked_type.ret_type == TensorType((5, 3), "float32")
+    assert has_any(call.op.checked_type.ret_type)
