@@ -208,7 +208,8 @@ def control_kernel(name: str, description: dict, lookup):
             bodies = LoopBodies(None, None, None, bool(description["go_on"]),
                                 int(description["num_state"]), int(description["num_outer"]),
                                 consts, int(description.get("trips", -1)),
-                                tuple(description.get("appended", ())))
+                                tuple(description.get("appended", ())),
+                                tuple(description.get("control", ())))
             return LoopKernel(name, graphs, bodies, lookup)
     except (KeyError, TypeError, ValueError, IRError) as error:
         # IRError: a part graph's JSON that parse_graph refuses.

@@ -44,8 +44,8 @@ from irlib.ir.types import TensorType, TupleType
 
 from .graph_retype import has_any, retyped_copy
 
-__all__ = ["APPEND_ROWS", "GrowingLoop", "MAX_STATIC_TRIPS", "append_rows", "growing_loop",
-           "static_trip_count"]
+__all__ = ["APPEND_ROWS", "GrowingLoop", "MAX_STATIC_TRIPS", "append_rows", "control_state",
+           "growing_loop", "static_trip_count"]
 
 MAX_STATIC_TRIPS = 10000
 """The longest loop whose trip count is found at build time (about 35 us per trip)."""
@@ -79,6 +79,9 @@ class GrowingLoop:
     appended: tuple = ()
     """Indices of the state variables whose step gives only the row to append (see
     :func:`append_rows`); the kernel writes it in place of a concatenation."""
+    control: tuple = ()
+    """Indices of the control state (:func:`control_state`): its values at every step are
+    the same at every run, so the kernel keeps them and does not recompute them."""
 
 
 def _unsupported(var: E.Var, why: str):
@@ -89,17 +92,15 @@ def _unsupported(var: E.Var, why: str):
         f"on the interpreter)")
 
 
-def static_trip_count(var: E.Var, func: E.Function, parts, init_args) -> int | str:
-    """The number of steps the loop ``func`` takes from ``init_args``, or why it is unknown.
+def control_state(var: E.Var, func: E.Function, parts) -> list | str:
+    """The loop's control state: the smallest set of parameters holding those the
+    condition reads and those their steps read (in parameter order), or a string saying
+    why the condition depends on run-time data (it, or such a step, reads an outer value).
 
     Args:
-        var: the loop's let-bound variable (for messages).
+        var: the loop's let-bound variable.
         func: the loop function.
         parts: its :class:`~interp.graph_loop.LoopParts`.
-        init_args: the arguments of the call that starts it.
-
-    Returns:
-        The trip count (an int), or a string saying why it depends on run-time data.
     """
     params = list(func.params)
     index = {p: k for k, p in enumerate(params)}
@@ -122,7 +123,25 @@ def static_trip_count(var: E.Var, func: E.Function, parts, init_args) -> int | s
             return (f"the condition depends on %{param.name_hint}, whose step reads "
                     f"%{outer[0].name_hint}, a value known only at run time")
         pending.extend(inner)
-    order = sorted(chosen, key=index.get)
+    return sorted(chosen, key=index.get)
+
+
+def static_trip_count(var: E.Var, func: E.Function, parts, init_args) -> int | str:
+    """The number of steps the loop ``func`` takes from ``init_args``, or why it is unknown.
+
+    Args:
+        var: the loop's let-bound variable (for messages).
+        func: the loop function.
+        parts: its :class:`~interp.graph_loop.LoopParts`.
+        init_args: the arguments of the call that starts it.
+
+    Returns:
+        The trip count (an int), or a string saying why it depends on run-time data.
+    """
+    order = control_state(var, func, parts)
+    if isinstance(order, str):
+        return order
+    index = {p: k for k, p in enumerate(func.params)}
     for param in order:
         if type(init_args[index[param]]) is not E.Constant:
             return f"%{param.name_hint} does not start at a constant"
@@ -213,7 +232,7 @@ def _appended_row(step, param):
     return E.Call(row_func, tuple(step.args[k] for k in keep))
 
 
-def append_rows(func: E.Function, parts, call: E.Call) -> tuple:
+def append_rows(func: E.Function, parts, call: E.Call, control: tuple = ()) -> tuple:
     """``(step, appended)``: the loop's step with every scan output's concatenation
     replaced by the row it appends, and the indices of those state variables.
 
@@ -221,9 +240,12 @@ def append_rows(func: E.Function, parts, call: E.Call) -> tuple:
     importer's ``concatenate((acc, expand_dims(row, axis=0)), axis=0)`` (alone in its fused
     function, or with the row's computation), and it starts as a constant (the empty
     ``(0, ...)`` stack). The step then costs one row, not a copy of everything stacked so
-    far (quadratic in the trip count)."""
+    far (quadratic in the trip count). State in ``control`` (the condition reads it) keeps
+    its step."""
     step, appended = list(parts.step), []
     for position, param in enumerate(func.params):
+        if position in control:
+            continue
         ty = param._checked_type or param.type_annotation
         if not isinstance(ty, TensorType) or not ty.shape or \
                 not isinstance(ty.shape[0], AnyDim) or has_any(TensorType(ty.shape[1:], ty.dtype)) \
@@ -262,7 +284,9 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
     trips = static_trip_count(var, func, parts, call.args)
     if isinstance(trips, str):
         raise _unsupported(var, trips)
-    steps, appended = append_rows(func, parts, call) if APPEND_ROWS else (parts.step, ())
+    control = tuple(func.params.index(p) for p in control_state(var, func, parts))
+    steps, appended = append_rows(func, parts, call, control) if APPEND_ROWS \
+        else (parts.step, ())
     try:
         typed, new_vars = retyped_copy(
             E.Tuple((parts.cond, E.Tuple(steps), parts.result)), types)
@@ -300,4 +324,4 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
     params = tuple(new_vars.get(p) or E.Var(p.name_hint, types[p]) for p in func.params)
     outer_new = {v: new_vars.get(v) or E.Var(v.name_hint, types[v]) for v in outer}
     return GrowingLoop(cond, tuple(step.fields), result, params, outer_new, out_type, trips,
-                       appended)
+                       appended, control)

@@ -92,6 +92,9 @@ class LoopBodies:
     appended: tuple = ()
     """State variables whose step head is the row to append along axis 0 (scan outputs,
     :func:`interp.graph_growing.append_rows`), not the whole next value."""
+    control: tuple = ()
+    """State variables of the condition (:func:`interp.graph_growing.control_state`): the
+    same values at every run, kept from the first instead of recomputed."""
 
 
 def _mentions(var: E.Var, root) -> bool:
@@ -157,9 +160,11 @@ class LoopKernel:
         self.lookup = lookup
         self.trips = int(bodies.trips)
         self.appended = tuple(int(k) for k in bodies.appended)
-        if any(not 0 <= k < self.num_state for k in self.appended):
-            raise ValueError(f"loop {name!r}: appended state index out of range "
-                             f"{list(self.appended)}")
+        self.control = tuple(int(k) for k in bodies.control)
+        for what, indices in (("appended", self.appended), ("control", self.control)):
+            if any(not 0 <= k < self.num_state for k in indices):
+                raise ValueError(f"loop {name!r}: {what} state index out of range "
+                                 f"{list(indices)}")
         self.growing = any(graph.is_symbolic for graph in self.graphs)
         if self.growing and self.trips < 0:
             raise ValueError(f"loop {name!r}: a loop whose state changes shape needs the trip "
@@ -172,7 +177,7 @@ class LoopKernel:
         return {"kind": "loop", "graphs": list(self.jsons), "go_on": self.go_on,
                 "num_state": self.num_state, "num_outer": self.num_outer,
                 "consts": list(self.consts), "trips": self.trips,
-                "appended": list(self.appended)}
+                "appended": list(self.appended), "control": list(self.control)}
 
     def _setup(self, arrays):
         local = self._local
@@ -279,10 +284,17 @@ class LoopKernel:
             state[k] = stacks[k][:initial.shape[0]]
         for view, initial in starts:
             np.copyto(view, initial)
+        needed = self._needed_calls()
         for trip in range(self.trips):
             calls, heads = _recorded(step_rt, state)
-            views, following = [], []
+            if len(calls) == len(needed):
+                calls = [call for call, keep in zip(calls, needed) if keep]
+            views, following, copied = [], [], []
             for k, head in enumerate(heads):
+                if k in self.control:       # the same at every run: kept, not recomputed
+                    following.append(head.copy())
+                    continue
+                copied.append(head)
                 if k in stacks:
                     rows = state[k].shape[0]
                     views.append(stacks[k][rows:rows + 1].reshape(head.shape))
@@ -291,10 +303,25 @@ class LoopKernel:
                 else:
                     views.append(_into(local.buffers[k], (trip + 1) % 2, head))
                     following.append(views[-1])
-            steps.append((calls, heads, views))
+            steps.append((calls, copied, views))
             state = following
         exit_calls, exit_heads = _recorded(exit_rt, state)
         return _Trace(inputs, steps, exit_calls, exit_heads, starts)
+
+
+    def _needed_calls(self) -> list:
+        """Per call the step graph's runtime makes (its op nodes but ``__nop``, in order),
+        whether the next value of some state outside the control state needs it."""
+        graph = self.graphs[1]
+        stack = [graph.heads[k][0] for k in range(self.num_state) if k not in self.control]
+        needed = set()
+        while stack:
+            nid = stack.pop()
+            if nid not in needed:
+                needed.add(nid)
+                stack.extend(source for source, *_ in graph.nodes[nid]["inputs"])
+        return [nid in needed for nid, node in enumerate(graph.nodes)
+                if node["op"] == "tvm_op" and node["attrs"]["func_name"] != "__nop"]
 
 
 TRACES_KEPT = 4

@@ -434,7 +434,7 @@ class _Lowerer:
         self.graph.branches[func_name] = LoopBodies(
             *(sub.graph for sub in parts_lowered), parts.go_on, len(state),
             len(outer_entries), consts, grown.trips if symbolic else -1,
-            grown.appended if symbolic else ())
+            grown.appended if symbolic else (), grown.control if symbolic else ())
         entries = state + outer_entries + [e for sub in parts_lowered
                                            for e in sub.const_entries]
         self.graph.nodes.append(GraphNode(func_name, entries, func_name, len(out_types),

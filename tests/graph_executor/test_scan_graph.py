@@ -158,6 +158,7 @@ def test_scan_outputs_written_row_by_row_or_concatenated(monkeypatch, append):
     (description,) = [f.fn.describe() for name, f in lib.lib.compiled.items()
                       if name.startswith("__loop")]
     assert description["trips"] == 5
+    assert description["control"] == [0, 1]          # the counter and the condition
     assert (len(description["appended"]) == 2) if append else not description["appended"]
     rng = np.random.default_rng(1)
     feeds = {"s0": rng.standard_normal(3).astype(np.float32)}
@@ -396,7 +397,8 @@ def test_export_library_round_trips_a_scan(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["step graph not json", "drop num_outer", "consts text",
-                                    "drop trips", "appended out of range"])
+                                    "drop trips", "appended out of range",
+                                    "control not a list"])
 def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
     """A damaged description of a growing loop raises IRError naming the node."""
     model, _ = _scan_model(4, 2, [0], [1], False, 17)
@@ -413,6 +415,8 @@ def test_load_module_refuses_a_damaged_scan_description(tmp_path, damage):
         del control[name]["trips"]
     elif damage == "appended out of range":
         control[name]["appended"] = [99]
+    elif damage == "control not a list":
+        control[name]["control"] = 3
     else:
         control[name]["consts"] = "abc"
     files["control.json"] = json.dumps(control).encode()
