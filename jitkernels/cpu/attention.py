@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from .broadcast_kernel import segmented_micro_kernels
+from .epilogue import RESIDUAL
 from .packed_gemm import _block
 
 (_n1, _n2, _n3, _n4, _n5, _n6, _n7, _n8, _n9, _n10) = segmented_micro_kernels(32)
@@ -91,7 +92,9 @@ def _exp_row(row, width, shift, bits, fast):
         x = row[j] - m
         low = x < _EXP_LOW
         x = max(x, _EXP_LOW)
-        k = math.floor(x * _LOG2E + _HALF)
+        # np.floor keeps float32 (math.floor gives an int64, and k * _LN2_HI then ran in
+        # float64 with conversions: 2-3x slower)
+        k = np.floor(x * _LOG2E + _HALF)
         r = x - k * _LN2_HI - k * _LN2_LO
         poly = ((((_P0 * r + _P1) * r + _P2) * r + _P3) * r + _P4) * r + _P5
         value = poly * r * r + r + _ONE
@@ -138,46 +141,64 @@ def _packed_accumulate(scores, panel, width, acc, e0, scratch):
 
 
 @njit(cache=True)
-def _narrow_block(c, a, a_off, lda, bp, b_off, steps, rows):
-    """``c[r, :32] = sum_k a[a_off + r*lda + k] * bp[b_off + 32k : +32]`` for ``r < rows``
-    (at most :data:`NARROW_ROWS`): the 32-column segmented micro-kernel, one segment."""
+def _narrow_block(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, steps, rows, kinds,
+                  vectors):
+    """``acc[c_off + r*ldc + j] += sum_k a[a_off + r*lda + k] * bp[b_off + 32k + j]`` for
+    ``r < rows`` (at most :data:`NARROW_ROWS`) and ``j < width`` (at most 32): the 32-column
+    segmented micro-kernel (one segment), its epilogue one RESIDUAL step that adds what
+    ``acc`` holds, the store masked to ``width`` columns."""
     if rows == 10:
-        _n10(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n10(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+             0, 0, acc)
     elif rows == 9:
-        _n9(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n9(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 8:
-        _n8(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n8(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 7:
-        _n7(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n7(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 6:
-        _n6(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n6(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 5:
-        _n5(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n5(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 4:
-        _n4(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n4(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 3:
-        _n3(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n3(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     elif rows == 2:
-        _n2(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n2(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
     else:
-        _n1(c, 0, 32, a, a_off, lda, bp, b_off, 1, steps, 0)
+        _n1(acc, c_off, ldc, width, a, a_off, lda, bp, b_off, 1, steps, 0, kinds, vectors,
+            0, 0, acc)
+
+
+_ADD_TO_ACC = np.array([RESIDUAL], np.int64)
+"""The narrow kernel's epilogue: add the accumulator's contents (a RESIDUAL step)."""
 
 
 @njit(cache=True)
-def _narrow_accumulate(scores, values, k0, width, acc, scratch):
+def _narrow_accumulate(scores, values, k0, width, acc):
     """``acc[:, :Dv] += scores[:, :width] @ values[k0:k0 + width, :Dv]`` for a value head
-    packed as ``(Sk, 32)`` contiguous rows (``Dv <= 32``, zero padded): 10-row blocks of
-    the 32-column micro-kernel (a head of 32 values no longer pays for 64 columns)."""
+    packed as ``(Sk, 32)`` contiguous rows (``Dv <= 32``, zero padded) and a C-contiguous
+    ``acc``: 10-row blocks of the 32-column micro-kernel, added in registers and stored
+    straight into ``acc`` (a head of 32 values no longer pays for 64 columns)."""
     rows = scores.shape[0]
     lda = scores.shape[1]
     count_e = acc.shape[1]
-    block = scratch.reshape(-1)             # the kernel writes rows of 32 (ldc = 32)
+    flat = acc.reshape(-1)
+    kinds = _ADD_TO_ACC
+    vectors = np.zeros(1, acc.dtype)
     for i0 in range(0, rows, NARROW_ROWS):
         count = min(NARROW_ROWS, rows - i0)
-        _narrow_block(block, scores, i0 * lda, lda, values, k0 * 32, width, count)
-        for r in range(count):
-            for c in range(count_e):
-                acc[i0 + r, c] += block[r * 32 + c]
+        _narrow_block(flat, i0 * count_e, count_e, count_e, scores, i0 * lda, lda, values,
+                      k0 * 32, width, count, kinds, vectors)
 
 
 def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed):
@@ -219,7 +240,7 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                 for j in range(seq_k):
                     for e in range(depth_v):
                         values[e // 64, j, e % 64] = v[b, hk, j, e]
-            scratch = np.empty((NARROW_ROWS, 64), q.dtype)
+            scratch = np.empty((6, 64), q.dtype)
         else:
             keys = np.empty((1, seq_k, depth), q.dtype)
             for j in range(seq_k):          # d innermost: adjacent in (B, S, H, D) and
@@ -289,7 +310,7 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                         running[r] = block_max
                     total[r] += _exp_row(scores[r], width, running[r], bits, fast)
                 if narrow:
-                    _narrow_accumulate(scores, values[0], k0, width, acc, scratch)
+                    _narrow_accumulate(scores, values[0], k0, width, acc)
                 elif packed and direct:
                     _packed_accumulate(scores, v[b, hk, k0:k0 + width], width, acc, 0,
                                        scratch)
