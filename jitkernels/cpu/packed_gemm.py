@@ -43,7 +43,7 @@ from .packed_blocks import BLOCK_COLUMNS, ROWS as _ROWS
 
 __all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "task_shape",
            "packed_weight", "pack", "BLOCK_COLUMNS", "MAX_ROWS", "MIN_WORK",
-           "PARALLEL_MIN_WORK", "CHUNK_ROWS", "PANEL_BYTES", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH",
+           "PARALLEL_MIN_WORK", "PANEL_BYTES", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH",
            "CONV_SWITCH"]
 
 MAX_ROWS = 64
@@ -54,9 +54,6 @@ MIN_WORK = 1 << 17
 
 PARALLEL_MIN_WORK = 1 << 20
 """Fewest multiply-adds for the tasks to run on numba's threads."""
-
-CHUNK_ROWS = 96
-"""Rows per task (16 micro-kernel blocks; their ``a`` rows stay in L2 over a column group)."""
 
 PANEL_BYTES = 512 << 10
 """Bytes of packed panel chunks one task's column group may hold (half the 1 MB L2)."""
@@ -193,9 +190,10 @@ def task_shape(rows: int, depth: int, blocks: int, threads: int) -> tuple:
     """``(chunk, group)``: rows and 64-column blocks per task of the drivers.
 
     A group holds as many column blocks as keep their panel chunks (``kc * 256`` bytes
-    each, ``kc = min(K, DEPTH_BLOCK)``) within :data:`PANEL_BYTES` of L2; rows come in
-    chunks of :data:`CHUNK_ROWS`. While there are fewer tasks than two per thread, the row
-    chunk shrinks (by 6 rows) and then the group (halved).
+    each, ``kc = min(K, DEPTH_BLOCK)``) within :data:`PANEL_BYTES` of L2. Every row chunk
+    streams the whole weight once, so the rows form as few chunks as give each thread two
+    tasks (one chunk on one thread; the group is halved first while there are fewer column
+    groups than threads); a chunk is a multiple of 6 rows.
 
     Args:
         rows, depth: the product's ``M`` and ``K``; blocks: its 64-column blocks;
@@ -203,15 +201,12 @@ def task_shape(rows: int, depth: int, blocks: int, threads: int) -> tuple:
     """
     kc = max(1, min(depth, DEPTH_BLOCK))
     group = max(1, min(blocks, PANEL_BYTES // (kc * 4 * BLOCK_COLUMNS)))
-    chunk = CHUNK_ROWS
-    count = lambda: -(-rows // chunk) * -(-blocks // group)      # noqa: E731
-    while count() < 2 * threads and chunk > 4 * _ROWS:
-        chunk -= _ROWS
-    while count() < 2 * threads and group > 1:
+    while threads > 1 and group > 1 and -(-blocks // group) < threads:
         group = -(-group // 2)
-    while count() < 2 * threads and chunk > _ROWS:
-        chunk -= _ROWS
-    return chunk, group
+    groups = -(-blocks // group)
+    chunks = 1 if threads <= 1 else -(-2 * threads // groups)
+    chunk = -(-rows // chunks)
+    return max(_ROWS, -(-chunk // _ROWS) * _ROWS), group
 
 
 class _Plan:

@@ -52,9 +52,9 @@ steps = st.lists(st.sampled_from([ADD, MUL, RESIDUAL, RELU]), max_size=5).map(
 @settings(max_examples=40, deadline=None)
 @given(rows=st.integers(1, 230), depth=st.integers(1, 140), units=st.integers(1, 200),
        kinds=steps, depth_block=st.sampled_from([1, 5, 16, 64, 1024]),
-       chunk=st.sampled_from([6, 12, 96]), panel=st.sampled_from([1, 1 << 14, 1 << 30]),
+       chunk=st.sampled_from([6, 12, 96, 240]), group=st.sampled_from([1, 2, 1000]),
        parallel=st.booleans(), seed=st.integers(0, 99))
-def test_conv_product_matches_numpy(rows, depth, units, kinds, depth_block, chunk, panel,
+def test_conv_product_matches_numpy(rows, depth, units, kinds, depth_block, chunk, group,
                                     parallel, seed):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((rows, depth)).astype(np.float32)
@@ -64,8 +64,7 @@ def test_conv_product_matches_numpy(rows, depth, units, kinds, depth_block, chun
         m.setattr(packed_gemm, "MIN_WORK", 1)
         m.setattr(packed_gemm, "conv_pays", lambda *args: True)
         m.setattr(packed_gemm, "DEPTH_BLOCK", depth_block)
-        m.setattr(packed_gemm, "CHUNK_ROWS", chunk)
-        m.setattr(packed_gemm, "PANEL_BYTES", panel)          # column groups of 1, some, all
+        m.setattr(packed_gemm, "task_shape", lambda *args: (chunk, group))
         m.setattr(packed_gemm, "PARALLEL_MIN_WORK", 0 if parallel else 1 << 62)
         out = np.full((rows, units), np.nan, np.float32)
         assert packed_gemm.conv_product(a, w, out, epilogue if kinds else None,
@@ -93,17 +92,18 @@ def test_row_strided_operand_is_read_in_place(rows, depth, units, lead, seed):
 
 
 def test_task_shape_by_hand(monkeypatch):
-    """Hand-derived task shapes: a group's panel chunks fit PANEL_BYTES; few tasks shrink
-    the row chunk, then the group."""
+    """Hand-derived task shapes: a group's panel chunks fit PANEL_BYTES (halved while there
+    are fewer groups than threads); the rows form as few chunks (multiples of 6) as give
+    each thread two tasks."""
     monkeypatch.setattr(packed_gemm, "DEPTH_BLOCK", 1024)
     monkeypatch.setattr(packed_gemm, "PANEL_BYTES", 512 << 10)
-    monkeypatch.setattr(packed_gemm, "CHUNK_ROWS", 96)
-    assert packed_gemm.task_shape(3136, 64, 4, 1) == (96, 4)        # 64 KB of panels
-    assert packed_gemm.task_shape(3136, 64, 4, 2) == (96, 4)        # 33 tasks
-    assert packed_gemm.task_shape(49, 4608, 8, 1) == (96, 2)        # 2 x 256 KB chunks
-    assert packed_gemm.task_shape(49, 4608, 8, 2) == (96, 2)        # 4 tasks
-    assert packed_gemm.task_shape(49, 1024, 16, 4) == (96, 2)       # 8 tasks
-    assert packed_gemm.task_shape(12, 64, 1, 2) == (6, 1)           # 2 row chunks of 6
+    shape = packed_gemm.task_shape
+    assert shape(3136, 64, 4, 1) == (3138, 4)       # 4 x 16 KB of panels, one chunk
+    assert shape(3136, 64, 4, 2) == (1572, 2)       # 2 groups x 2 chunks
+    assert shape(49, 4608, 8, 1) == (54, 2)         # 2 x 256 KB panel chunks
+    assert shape(49, 4608, 8, 2) == (54, 2)         # 4 tasks
+    assert shape(169, 512, 16, 2) == (174, 4)       # 4 x 128 KB, 4 groups
+    assert shape(12, 64, 1, 2) == (6, 1)            # 2 chunks of 6 rows
 
 
 def test_cost_rule_by_hand():
