@@ -20,8 +20,8 @@ Strategy:
 * **Segmented micro-kernel.** :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`
   runs the block's whole depth as ``KH`` segments of ``KW*C`` steps, the next segment one
   padded row (``dh*Wp*C`` elements) further on; its ``R x cols`` accumulators (24 zmm
-  registers: 6 x 64 columns, or 20 for 10 x 32) stay in registers across all segments: no im2col,
-  no partial sums in memory. The 32-column kernel serves layers with at most 32 output
+  registers for 6 x 64 columns, 20 for 10 x 32) stay in registers across all segments: no
+  im2col, no partial sums in memory. The 32-column kernel serves layers with at most 32 output
   channels (a 64-column panel would be half zeros).
 * **Epilogue in registers, then store.** The micro-kernel applies the fused epilogue
   (:mod:`jitkernels.cpu.epilogue`: per-channel add/multiply, residual, ReLU) to its
@@ -41,9 +41,11 @@ Each output is accumulated in (kernel row, kernel column, channel) order with fu
 multiply-adds, so it agrees with a float64 reference to float32 rounding.
 
 Cost rule (:func:`pays`, measured per layer against the direct kernel, Winograd and
-im2col + GEMM; docs/kernels.md): float32, one group, dilation 1 along the width, AVX-512 on
-the CPU, not a stride-1 1x1 convolution (a plain GEMM), and a window whose inner dimension
-``KH*KW*C`` is at most :data:`MAX_INNER`. ``IRLIB_IMPLICIT_CONV=0`` turns it off.
+im2col + GEMM with ``benchmarks/implicit_conv_layers.py``; docs/kernels.md): float32, one
+group, dilation 1 along the width, more than 16 output channels
+(:data:`MIN_OUT_CHANNELS`), not a stride-1 1x1 convolution (a plain GEMM), an inner
+dimension ``KH*KW*C`` of at most :data:`MAX_INNER`, AVX-512 on the CPU.
+``IRLIB_IMPLICIT_CONV=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from numba import get_num_threads, njit, uint64
 
 from .broadcast_kernel import segmented_micro_kernels
 from .conv_core import scratch
-from .epilogue import empty
+from .epilogue import RESIDUAL, empty
 from .work_sharing import atomic_add, claim, finish, new_state, share
 
 __all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "PARALLEL_MIN_FLOPS", "available",
@@ -354,19 +356,26 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
         before, after: the zero padding before and after each spatial axis (pairs).
         epilogue: a :class:`~jitkernels.cpu.epilogue.Epilogue` applied to each block before
             it is stored (its residual shaped like the output), or None.
-        threads: numba threads to use (default: numba's count); below
-            :data:`PARALLEL_MIN_FLOPS` the layer runs on the calling thread.
+        threads: threads sharing the work, the caller included (default: numba's thread
+            count); below :data:`PARALLEL_MIN_FLOPS` the layer runs on the calling thread.
 
     Raises:
-        irlib.errors.IRError: the width dilation is not 1, or ``out`` has the wrong size.
+        irlib.errors.IRError: an array is not float32 (``x`` and ``out`` C-contiguous), the
+            width dilation is not 1, ``out`` has the wrong size, or the epilogue has a
+            residual step without a residual shaped like the output.
     """
+    from irlib.errors import IRError
+    if x.dtype != np.float32 or weight.dtype != np.float32 or out.dtype != np.float32 \
+            or not x.flags.c_contiguous or not out.flags.c_contiguous:
+        raise IRError(f"implicit_conv.conv2d_nhwc: needs C-contiguous float32 data and "
+                      f"output and a float32 weight, got {x.dtype} data, {weight.dtype} "
+                      f"weight, {out.dtype} output")
     batch, height, width, channels = x.shape
     kh, kw, _, out_channels = weight.shape
     hp, wp = height + before[0] + after[0], width + before[1] + after[1]
     oh = (hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1
     ow = (wp - kw) // strides[1] + 1
     if dilation[1] != 1 or out.size != batch * max(oh, 0) * max(ow, 0) * out_channels:
-        from irlib.errors import IRError
         raise IRError(f"implicit_conv.conv2d_nhwc: data {x.shape}, weight {weight.shape}, "
                       f"dilation {tuple(dilation)}, output of {out.size} elements: needs a "
                       f"width dilation of 1 and a ({batch}, {oh}, {ow}, {out_channels}) "
@@ -378,7 +387,13 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
     pad = bool(before[0] or before[1] or after[0] or after[1])
     padded = scratch("implicit_pad", (batch, hp, wp, channels), np.float32) if pad else x
     steps = epilogue if epilogue is not None else empty(np.float32)
+    # the micro-kernel addresses these by element offsets: C-contiguous, as typed
+    kinds = np.ascontiguousarray(steps.kinds, np.int64)
+    vectors = np.ascontiguousarray(steps.vectors, np.float32)
     residual = np.ascontiguousarray(steps.residual, np.float32)
+    if (kinds == RESIDUAL).any() and residual.size != out.size:
+        raise IRError(f"implicit_conv.conv2d_nhwc: the epilogue adds a residual of "
+                      f"{residual.size} elements to an output of {out.size}")
     panel_major = bp.size > batch * hp * wp * channels
     geometry = tuple(int(v) for v in (hp, wp, channels, oh, ow, out_channels, kh, kw,
                                       strides[0], strides[1], dilation[0], cols, before[0],
@@ -390,8 +405,8 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
     chunks = 1 if threads <= 1 or flops < PARALLEL_MIN_FLOPS else min(
         tasks, threads * CHUNKS_PER_THREAD)
     state = new_state()
-    args = (x, padded, pad, bp, out, geometry, steps.kinds, steps.vectors, residual, chunks,
-            new_state(), state)
+    args = (x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks, new_state(),
+            state)
     if chunks == 1:
         _shared(*args)
     else:

@@ -236,6 +236,16 @@ def test_errors_name_the_problem():
     with pytest.raises(IRError, match=r"\(1, 6, 6, 32\) output"):
         implicit_conv.conv2d_nhwc(x, w, np.zeros((1, 5, 6, 32), np.float32), (1, 1), (1, 1),
                                   (0, 0), (0, 0))
+    out = np.zeros((1, 6, 6, 32), np.float32)
+    with pytest.raises(IRError, match="float64 weight"):
+        implicit_conv.conv2d_nhwc(x, w.astype(np.float64), out, (1, 1), (1, 1), (0, 0), (0, 0))
+    with pytest.raises(IRError, match="C-contiguous"):
+        implicit_conv.conv2d_nhwc(x[:, :, ::-1], w, out, (1, 1), (1, 1), (0, 0), (0, 0))
+    with pytest.raises(IRError, match="residual of 1 elements"):
+        implicit_conv.conv2d_nhwc(x, w, out, (1, 1), (1, 1), (0, 0), (0, 0),
+                                  Epilogue(np.array([RESIDUAL], np.int64),
+                                           np.zeros((1, 32), np.float32),
+                                           np.zeros((1, 1, 1, 1), np.float32)))
 
 
 def test_cost_rule(monkeypatch):
