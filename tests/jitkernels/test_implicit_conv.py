@@ -295,3 +295,42 @@ def test_conv2d_kernel_hook_and_switch(switch, monkeypatch):
                              **attrs)
     np.testing.assert_allclose(out, np.maximum(expected + shift, 0), rtol=1e-4, atol=1e-4)
     assert calls == ([1, 1] if switch == "1" else [])
+
+
+@pytest.mark.skipif(not implicit_conv.available(), reason="needs AVX-512")
+def test_built_graph_runs_residual_block_here(monkeypatch):
+    """relu(conv5x5(x) * s + b + x), built at opt_level 3 (NHWC): the conv group runs this
+    kernel with its epilogue (scale, shift, residual, ReLU) fused; same output as numpy."""
+    import interp
+    import irlib
+    from irlib.transform import PassContext
+    channels, size = 24, 11
+    x = irlib.var("x", shape=(1, channels, size, size))
+    w = irlib.var("w", shape=(channels, channels, 5, 5))
+    s = irlib.var("s", shape=(channels, 1, 1))
+    b = irlib.var("b", shape=(channels, 1, 1))
+    y = irlib.add(irlib.multiply(irlib.nn.conv2d(x, w, padding=(2, 2)), s), b)
+    mod = irlib.IRModule.from_expr(irlib.Function([x, w, s, b],
+                                                  irlib.nn.relu(irlib.add(y, x))))
+    rng = np.random.default_rng(4)
+    params = {"w": rng.standard_normal((channels, channels, 5, 5)).astype(np.float32) * 0.1,
+              "s": rng.standard_normal((channels, 1, 1)).astype(np.float32),
+              "b": rng.standard_normal((channels, 1, 1)).astype(np.float32)}
+    data = rng.standard_normal((1, channels, size, size)).astype(np.float32)
+    calls = []
+    original = implicit_conv.conv2d_nhwc
+    monkeypatch.setattr(implicit_conv, "conv2d_nhwc", lambda *args, **kwargs: calls.append(
+        args[7] if len(args) > 7 else kwargs.get("epilogue")) or original(*args, **kwargs))
+    with PassContext(opt_level=3):
+        factory = interp.build(mod, "cpu", params=params)
+    gmod = interp.graph_executor.GraphModule(factory["default"](interp.cpu(0)))
+    gmod.set_input("x", data)
+    gmod.run()
+    got = gmod.get_output(0).numpy()
+    nhwc = data.transpose(0, 2, 3, 1)
+    conv = numpy_conv_nhwc(nhwc, params["w"].transpose(2, 3, 1, 0), (1, 1), (1, 1), (2, 2),
+                           (2, 2))
+    expected = np.maximum(conv * params["s"].reshape(-1) + params["b"].reshape(-1) + nhwc, 0)
+    np.testing.assert_allclose(got, expected.transpose(0, 3, 1, 2), rtol=1e-4, atol=1e-4)
+    assert len(calls) == 1 and calls[0] is not None
+    assert RESIDUAL in list(calls[0].kinds) and RELU in list(calls[0].kinds)
