@@ -43,8 +43,8 @@ from .packed_blocks import BLOCK_COLUMNS, ROWS as _ROWS
 
 __all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "task_shape",
            "packed_weight", "pack", "BLOCK_COLUMNS", "MAX_ROWS", "MIN_WORK",
-           "PARALLEL_MIN_WORK", "PANEL_BYTES", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "ENV_SWITCH",
-           "CONV_SWITCH"]
+           "PARALLEL_MIN_WORK", "PANEL_BYTES", "DEPTH_BLOCK", "CONV_MIN_DEPTH", "SHALLOW_DEPTH",
+           "WIDE_UNITS", "ENV_SWITCH", "CONV_SWITCH"]
 
 MAX_ROWS = 64
 """Most rows a product may have to run here: above it OpenBLAS's packing is amortised."""
@@ -64,6 +64,12 @@ stream past it (measured 1024 > 512 > 256 on the 3x3 layers' im2col GEMMs)."""
 
 CONV_MIN_DEPTH = 128
 """Least depth for a convolution's GEMM without an epilogue (:func:`conv_pays`)."""
+
+SHALLOW_DEPTH = 128
+"""Depth up to which a wide convolution GEMM stays on OpenBLAS (:func:`conv_pays`)."""
+
+WIDE_UNITS = 256
+"""Output channels from which a shallow convolution GEMM stays on OpenBLAS."""
 
 ENV_SWITCH = "IRLIB_PACKED_GEMM"
 """Environment variable: ``0`` (``off``/``false``/``no``) keeps every product on BLAS."""
@@ -296,10 +302,14 @@ def conv_pays(rows: int, depth: int, units: int, fused: bool) -> bool:
     packed micro-kernel"): whether ``(rows, depth) @ (depth, units)`` beats irlib's
     OpenBLAS here.
 
-    The micro-kernel computes whole 64-column blocks, so the padded columns may add at
-    most a quarter (``N`` = 16 or 48 run 1.3-3x slower); with ``depth`` below
-    :data:`CONV_MIN_DEPTH` a plain product is 3-17% slower than OpenBLAS's, but once an
-    epilogue is fused (the BLAS path runs it as a second pass) it is 5-40% faster.
+    * The micro-kernel computes whole 64-column blocks, so the padded columns may add at
+      most a quarter (``N`` = 16 or 48 ran 1.3-3x slower).
+    * Shallow and wide (``K <= SHALLOW_DEPTH`` with ``N >= WIDE_UNITS``: ResNet-50's
+      56x56 64->256 and 128->256 expansions) stays on OpenBLAS (4-10% faster there, one
+      thread).
+    * Otherwise: with an epilogue fused (the BLAS path runs it as a second pass) the packed
+      path measured 3-25% faster at any depth; without one, from :data:`CONV_MIN_DEPTH`
+      (below it a plain product is 3-17% slower than OpenBLAS's).
 
     Args:
         rows, depth, units: the product's ``M``, ``K``, ``N``.
@@ -307,6 +317,8 @@ def conv_pays(rows: int, depth: int, units: int, fused: bool) -> bool:
     """
     padded = -(-units // BLOCK_COLUMNS) * BLOCK_COLUMNS
     if 4 * padded > 5 * units or rows * depth * units < MIN_WORK:
+        return False
+    if depth <= SHALLOW_DEPTH and units >= WIDE_UNITS:
         return False
     return fused or depth >= CONV_MIN_DEPTH
 

@@ -108,9 +108,12 @@ def test_task_shape_by_hand(monkeypatch):
 
 def test_cost_rule_by_hand():
     """Hand-derived cases of conv_pays (docs/kernels.md): padded columns at most a quarter
-    more, depth >= CONV_MIN_DEPTH unless an epilogue is fused, at least MIN_WORK."""
+    more, not shallow and wide, depth >= CONV_MIN_DEPTH unless an epilogue is fused, at
+    least MIN_WORK."""
     pays = packed_gemm.conv_pays
-    assert pays(3136, 64, 256, True) and not pays(3136, 64, 256, False)
+    assert pays(3136, 64, 128, True) and not pays(3136, 64, 128, False)
+    assert not pays(3136, 64, 256, True) and not pays(3136, 128, 256, True)   # shallow, wide
+    assert pays(3136, 256, 256, True) and pays(196, 256, 1024, False)
     assert pays(49, 4608, 512, False) and pays(169, 512, 1000, False)
     assert not pays(3025, 64, 16, True)              # 16 of 64 columns used
     assert not pays(3136, 576, 48, True)             # 48 of 64
