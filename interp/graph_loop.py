@@ -30,7 +30,10 @@ records each step's calls (the argument tuples of that binding) and the arrays i
 are copied into (two buffers per state variable, taking turns); later calls replay the
 recorded calls, with small kernels chained, without binding, planning or running the
 condition. A scan output whose step only appends a row (:attr:`LoopBodies.appended`) lives
-in one array of all its rows, each step writing the next row. Growing loops whose trip count depends on run-time data raise
+in one array of all its rows, each step writing the next row; the control state
+(:attr:`LoopBodies.control`: the counter, the condition variable) takes the same values at
+every run, so they are kept from the recorded run and the calls only they need are not
+replayed. Growing loops whose trip count depends on run-time data raise
 :class:`~interp.graph_lower.GraphUnsupportedError` and run on the interpreter.
 """
 
