@@ -199,6 +199,7 @@ class FusedKernel:
         self.small_dense = None         # a SmallDense: see below
         self.small_source = None
         self.fused_epilogue = None      # a codegen.epilogue.FusedEpilogue, or None
+        self.chain_epilogue = None      # channels-first conv epilogue steps (chain_steps)
         # an nn.matmul anchor on n-D data (not transposed): its rows run as one 2-D product
         self._rows_2d = True if (anchor is not None and anchor.op_name == "nn.matmul"
                                  and not anchor.attrs.get("transpose_a")) else None
@@ -484,6 +485,9 @@ def compile_primitive(func: E.Function):
                          anchor, anchor_type, size_names)
     if anchor is not None and not size_names:
         kernel.fused_epilogue = _fused_epilogue(group, anchor)
+        if kernel.fused_epilogue is None:
+            from .chain_steps import match_channels_first
+            kernel.chain_epilogue = match_channels_first(group, group.anchors[0])
     if anchor is not None and small_source is not None:
         # A symbolic nn.dense: small products (a decode step's GEMVs) run inside a second
         # kernel on numba's np.dot, large ones on the BLAS anchor; the size decides per call.

@@ -41,7 +41,8 @@ from numba import njit
 from .._geometry import conv_out, normalize_axes, ntuple, padding_pairs
 from .chain import Literal, kernel_digest
 
-__all__ = ["steps_of", "enabled", "reduce_serial", "resolve", "standalone", "ENV_SWITCH",
+__all__ = ["steps_of", "enabled", "reduce_serial", "resolve", "standalone",
+           "match_channels_first", "ENV_SWITCH",
            "CONV_MAX_FLOPS", "SMALL_ELEMENTS"]
 
 ENV_SWITCH = "IRLIB_CHAIN_STEPS"
@@ -121,6 +122,113 @@ def resolve(callee, values) -> tuple:
     return function, values if type(values) is tuple else tuple(values)
 
 
+# -- channels-first epilogues ----------------------------------------------------------------
+
+def match_channels_first(group, anchor):
+    """The epilogue of a group anchored on a channels-first (NCW/NCHW) ``nn.conv1d`` or
+    ``nn.conv2d`` as ``[(kind, operand)]`` (kinds of :mod:`jitkernels.cpu.epilogue`; an
+    operand is an input slot, a per-channel constant vector or None), or None.
+
+    The group must be a straight chain from the anchor to its one output of ``nn.relu``,
+    ``nn.bias_add`` on axis 1, ``add``/``multiply`` with an operand that varies along the
+    channel axis only (a bias, a folded batch norm), or ``add`` of a tensor shaped like
+    the output (a residual). The direct kernel's step then applies it while each block of
+    output rows is in cache (:func:`steps_of`), instead of a generated kernel making a
+    second pass over an anchor buffer. Called by the code generator when it compiles a
+    group (the group's nodes are gone by run time).
+
+    Args:
+        group: the code generator's group (``nodes``, ``outputs``, ``slot_of``).
+        anchor: the anchor call.
+    """
+    from ..cpu.epilogue import RELU, RESIDUAL
+    from irlib.ir import expr as E
+    name = anchor.op.name
+    if name not in ("nn.conv1d", "nn.conv2d") or len(group.outputs) != 1:
+        return None
+    canon = "NCW" if name == "nn.conv1d" else "NCHW"
+    attrs = anchor.attrs
+    if (attrs.get("data_layout") or canon) != canon or \
+            (attrs.get("out_layout") or attrs.get("data_layout") or canon) != canon:
+        return None
+    out_shape = _static(anchor)
+    dtype = getattr(anchor._checked_type, "dtype", None)
+    if out_shape is None or len(out_shape) != len(canon):
+        return None
+    consumers: dict = {}
+    calls = [n for n in group.nodes if isinstance(n, E.Call)]
+    for call in calls:
+        for arg in call.args:
+            consumers.setdefault(arg, []).append(call)
+    steps, current, seen = [], anchor, {anchor}
+    while current is not group.outputs[0]:
+        users = consumers.get(current, [])
+        if len(users) != 1:
+            return None
+        call = users[0]
+        if not isinstance(call.op, E.Op) or _static(call) != out_shape \
+                or call._checked_type.dtype != dtype:
+            return None
+        op, args = call.op.name, call.args
+        if op == "nn.relu":
+            steps.append((RELU, None))
+        elif op in ("nn.bias_add", "add", "multiply") and len(args) == 2 \
+                and (args[0] is current) != (args[1] is current):
+            other = args[1] if args[0] is current else args[0]
+            if op == "nn.bias_add" and (args[0] is not current
+                                        or int(call.attrs.get("axis", 1)) % len(out_shape) != 1):
+                return None
+            step = _operand_step(op, other, out_shape, dtype, group)
+            if step is None:
+                return None
+            steps.append(step)
+        else:
+            return None
+        seen.add(call)
+        current = call
+    if any(call not in seen for call in calls) or \
+            sum(1 for kind, _ in steps if kind == RESIDUAL) > 1:
+        return None
+    return steps
+
+
+def _static(node):
+    try:
+        return tuple(int(d) for d in node._checked_type.shape)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _operand_step(op, other, out_shape, dtype, group):
+    """``(kind, operand)`` of an add/multiply/bias_add link, or None."""
+    from irlib.ir import expr as E
+    from ..cpu.epilogue import ADD, MUL, RESIDUAL
+    shape = _static(other)
+    if shape is None or getattr(other._checked_type, "dtype", None) != dtype:
+        return None
+    if op == "nn.bias_add":
+        if len(shape) != 1:
+            return None
+        full = (1, shape[0]) + (1,) * (len(out_shape) - 2)
+    else:
+        if len(shape) > len(out_shape):
+            return None
+        full = (1,) * (len(out_shape) - len(shape)) + shape
+    kind = MUL if op == "multiply" else ADD
+    if full == out_shape and op == "add" and not isinstance(other, E.Constant) \
+            and other in group.slot_of:
+        return (RESIDUAL, group.slot_of[other])
+    if not all(d == 1 for i, d in enumerate(full) if i != 1) or full[1] not in (1, out_shape[1]):
+        return None
+    if isinstance(other, E.Constant):
+        value = other.data.numpy()
+        return (kind, np.ascontiguousarray(np.broadcast_to(value.reshape(-1),
+                                                           (out_shape[1],))).astype(dtype))
+    if other in group.slot_of and full[1] == out_shape[1]:
+        return (kind, group.slot_of[other])
+    return None
+
+
 # -- conv layers ----------------------------------------------------------------------------
 
 def _fused_steps(fn, args) -> list | None:
@@ -140,6 +248,13 @@ def _fused_steps(fn, args) -> list | None:
             return None
         step = _conv_step(x, w, out, anchor.attrs, n, epilogue)
         return None if step is None else [step]
+    matched = getattr(fn, "chain_epilogue", None)
+    if matched is not None:                 # channels-first: the kernel applies it
+        epilogue = _channels_first_arrays(matched, args, out)
+        if epilogue is not None:
+            step = _conv_step(x, w, out, anchor.attrs, n, epilogue)
+            if step is not None:
+                return [step]
     digest = kernel_digest(fn.jit_fn)
     shape = fn._anchor_type.shape if fn._anchor_type is not None else None
     if digest is None or shape is None or not all(isinstance(d, int) for d in shape):
@@ -174,6 +289,29 @@ def _epilogue_arrays(fused, args, out):
     return fused.kinds, vectors, residual
 
 
+def _channels_first_arrays(steps, args, out):
+    """:func:`_epilogue_arrays` for :func:`match_channels_first`'s steps."""
+    from ..cpu.epilogue import RESIDUAL
+    channels = out.shape[1]
+    vectors = np.zeros((len(steps), channels), out.dtype)
+    residual = np.zeros((1, 1, 1, 1), out.dtype)
+    for s, (kind, operand) in enumerate(steps):
+        if operand is None:
+            continue
+        value = args[operand] if isinstance(operand, int) else operand
+        if kind == RESIDUAL:
+            if value.shape != out.shape or value.dtype != out.dtype \
+                    or not value.flags.c_contiguous:
+                return None
+            residual = value if value.ndim == 4 else value[:, :, None, :]
+        elif value.flags.writeable and not isinstance(operand, np.ndarray) \
+                or value.size != channels:
+            return None
+        else:
+            vectors[s] = value.reshape(-1)
+    return np.array([kind for kind, _ in steps], np.int64), vectors, residual
+
+
 def _conv_step(x, w, out, attrs, n: int, epilogue):
     """The direct kernel's serial call of one conv layer into ``out``, or None."""
     from ..cpu import direct_conv
@@ -194,8 +332,6 @@ def _conv_step(x, w, out, attrs, n: int, epilogue):
                      == ("NHWC", "HWIO", "NHWC"))
     if not channels_last and (data_layout, kernel_layout, out_layout) != (
             canon, "OI" + canon[2:], canon):
-        return None
-    if epilogue is not None and not channels_last:
         return None
     strides, dilation = ntuple(attrs.get("strides", 1), n), ntuple(attrs.get("dilation", 1), n)
     before, after = padding_pairs(attrs.get("padding", 0), n)
@@ -250,6 +386,13 @@ def reduce_serial(x, out, kind):
     """``out[a, b] = sum_r x[a, r, b]`` (``kind`` 0) or its mean (1), float64 accumulators,
     on the calling thread (a small input: no parallel region)."""
     rows, extent, inner = x.shape
+    if inner == 1:                          # a reduction over the last axes: one sum a row
+        for a in range(rows):
+            total = 0.0
+            for r in range(extent):
+                total += x[a, r, 0]
+            out[a, 0] = total / extent if kind == 1 else total
+        return
     acc = np.empty(inner, np.float64)
     for a in range(rows):
         acc[:] = 0.0

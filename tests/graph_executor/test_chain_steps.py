@@ -128,7 +128,8 @@ def test_chained_conv1d_bias_relu_mean(channels, out_channels, width, kernel, st
         np.testing.assert_allclose(func(value).numpy(), expected, rtol=2e-4, atol=2e-5)
     runtime = _runtime(func)
     assert _direct_steps(runtime) == 1 and _prepared_convs(runtime) == 1
-    assert len(runtime._chained) == 2               # the conv, then one chain of the rest
+    # the conv with its bias and ReLU, then the mean and the log-softmax: prepared calls
+    assert len(runtime._chained) == 3
 
 
 def test_writable_weights_follow_their_values_and_the_switch_keeps_calls(monkeypatch):
@@ -184,6 +185,11 @@ def test_reduce_serial_matches_numpy():
     np.testing.assert_allclose(out, x.astype("float64").sum(axis=1), rtol=1e-5, atol=1e-6)
     chain_steps.reduce_serial(x, out, 1)
     np.testing.assert_allclose(out, x.astype("float64").mean(axis=1), rtol=1e-5, atol=1e-6)
+    rows = np.empty((3, 1), "float32")               # the one-sum-a-row form
+    for kind, reduce in ((0, np.sum), (1, np.mean)):
+        chain_steps.reduce_serial(x[:, :, :1].copy(), rows, kind)
+        np.testing.assert_allclose(rows[:, 0], reduce(x[:, :, 0].astype("float64"), axis=1),
+                                   rtol=1e-5, atol=1e-6)
 
 
 def test_kws_runs_prepared_and_matches_onnxruntime():
@@ -210,8 +216,9 @@ def test_kws_runs_prepared_and_matches_onnxruntime():
     runtime = _runtime(func)
     assert _direct_steps(runtime) == 3          # both conv2d and the conv1d
     assert _prepared_convs(runtime) == 3
-    # no node call left: the convs' bias + ReLU kernels on their own, then one chain
-    assert len(runtime._chained) == 6 and type(runtime._chained[-1][1][0]) is tuple
+    # three prepared convs (bias and ReLU applied by the kernel), then one chain of the
+    # mean, the classifier and the softmax: four calls from Python per inference
+    assert len(runtime._chained) == 4 and type(runtime._chained[-1][1][0]) is tuple
     assert graph_chains.enabled()
 
 
@@ -262,3 +269,56 @@ def test_direct_conv_planes_match_a_numpy_arrangement(channels, height, width, k
                                          px:px + length * stride:stride]
     np.testing.assert_array_equal(planes[:size].reshape(expected.shape), expected)
     assert not planes[size:].any()
+
+
+@settings(max_examples=4, deadline=None)
+@given(channels=st.integers(1, 8), size=st.integers(3, 12), one_d=st.booleans(),
+       order=st.permutations(["scale", "bias", "residual", "relu"]))
+def test_channels_first_epilogue_in_the_direct_kernel(channels, size, one_d, order):
+    """A tiny channels-first conv followed by per-channel scale (a constant), bias (an
+    input), residual and ReLU in any order: one prepared direct-kernel call, no second
+    pass (chain_steps.match_channels_first), the numpy result."""
+    rng = np.random.default_rng(channels * 13 + size)
+    spatial = (size,) if one_d else (size, size)
+    x = irlib.var("x", shape=(1, channels) + spatial)
+    w = irlib.var("w", shape=(channels, channels) + (3,) * len(spatial))
+    b = irlib.var("b", shape=(channels,) + (1,) * len(spatial))
+    conv = irlib.nn.conv1d if one_d else irlib.nn.conv2d
+    y = conv(x, w, padding=(1,) * len(spatial))
+    scale = (rng.standard_normal(channels) + 1.5).astype("float32")
+    for step in order:
+        if step == "scale":
+            y = irlib.multiply(y, irlib.const(scale.reshape((channels,) + (1,) * len(spatial))))
+        elif step == "bias":
+            y = irlib.add(y, b)
+        elif step == "residual":
+            y = irlib.add(y, x)
+        else:
+            y = irlib.nn.relu(y)
+    mod = irlib.IRModule.from_expr(irlib.Function([x, w, b], y))
+    params = {"w": rng.standard_normal((channels, channels) + (3,) * len(spatial))
+              .astype("float32") * 0.5,
+              "b": rng.standard_normal((channels,) + (1,) * len(spatial)).astype("float32")}
+    func = graph_function(mod, params)
+    for _ in range(3):
+        value = rng.standard_normal((1, channels) + spatial).astype("float32")
+        lead = (lambda a: a[:, :, None, :]) if one_d else (lambda a: a)
+        h = _conv_ref(lead(value), lead(params["w"]), (1, 1), (0, 1) if one_d else (1, 1))
+        h = h[:, :, 0, :] if one_d else h
+        for step in order:
+            if step == "scale":
+                h = h * scale.reshape((channels,) + (1,) * len(spatial))
+            elif step == "bias":
+                h = h + params["b"]
+            elif step == "residual":
+                h = h + value
+            else:
+                h = np.maximum(h, 0)
+        np.testing.assert_allclose(func(value).numpy(), h, rtol=2e-4, atol=2e-5)
+    runtime = _runtime(func)
+    # (the fusion pass may leave a step after a residual in a group of its own)
+    from jitkernels.codegen import FusedKernel
+    assert _prepared_convs(runtime) == 1
+    assert not any(isinstance(fn, FusedKernel) for fn, _ in runtime._chained)
+    if len(runtime.calls) == 1:
+        assert len(runtime._chained) == 1
