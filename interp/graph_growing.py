@@ -276,8 +276,8 @@ def growing_loop(var: E.Var, func: E.Function, parts, call: E.Call, outer: list)
     types = {}
     for position, param in enumerate(func.params):
         ty = param._checked_type or param.type_annotation
-        if isinstance(ty, TupleType) and has_any(ty):
-            raise _unsupported(var, f"state %{param.name_hint} is a tuple")
+        if not isinstance(ty, TensorType):
+            raise _unsupported(var, f"state %{param.name_hint} is not a tensor ({ty})")
         types[param] = _symbolic_type(ty, position, names)
     for value in outer:
         types[value] = value._checked_type or value.type_annotation

@@ -90,8 +90,9 @@ class LoopBodies:
     num_outer: int
     consts: tuple
     trips: int = -1
-    """The trip count found at build time for a loop whose state changes shape
-    (:mod:`interp.graph_growing`; its part graphs have symbolic dims), else -1."""
+    """The trip count found at build time (:func:`interp.graph_growing.static_trip_count`),
+    else -1. A loop whose state changes shape (its part graphs have symbolic dims) needs
+    it; any loop with one runs from recorded steps without its condition graph."""
     appended: tuple = ()
     """State variables whose step head is the row to append along axis 0 (scan outputs,
     :func:`interp.graph_growing.append_rows`), not the whole next value."""
@@ -207,7 +208,7 @@ class LoopKernel:
         return [entries[graph.entry_id(nid, index)] for nid, index in graph.heads]
 
     def __call__(self, *arrays):
-        if self.growing:
+        if self.trips >= 0:
             self._run_traced(arrays)
             return
         local = self._setup(arrays)

@@ -421,6 +421,19 @@ class _Lowerer:
             outer_vars = [grown.outer[v] for v in outer]
         else:
             grown, outer_vars = None, outer
+        trips, appended, control = -1, (), ()
+        if grown is not None:
+            trips, appended, control = grown.trips, grown.appended, grown.control
+        elif all(isinstance(p._checked_type or p.type_annotation, TensorType)
+                 for p in func.params):
+            # A static loop with a trip count known at build time runs as a growing one
+            # does: recorded steps, no condition graph, the control state kept.
+            from .graph_growing import control_state, static_trip_count
+            found = static_trip_count(var, func, parts, node.args)
+            if isinstance(found, int):
+                trips = found
+                control = tuple(func.params.index(p)
+                                for p in control_state(var, func, parts))
         out_types = _tensor_types(out_type, "the result of a loop")
         _static(out_types, "the result of a loop")
         inputs = [(p, "loop_v") for p in params] + [(v, "loop_in") for v in outer_vars]
@@ -433,8 +446,7 @@ class _Lowerer:
         func_name = self.unique_name("__loop")
         self.graph.branches[func_name] = LoopBodies(
             *(sub.graph for sub in parts_lowered), parts.go_on, len(state),
-            len(outer_entries), consts, grown.trips if symbolic else -1,
-            grown.appended if symbolic else (), grown.control if symbolic else ())
+            len(outer_entries), consts, trips, appended, control)
         entries = state + outer_entries + [e for sub in parts_lowered
                                            for e in sub.const_entries]
         self.graph.nodes.append(GraphNode(func_name, entries, func_name, len(out_types),

@@ -343,6 +343,53 @@ def test_modules_sharing_a_scan_kernel_keep_their_own_runs():
     run_and_check(modules[0], feeds[0], wants[0])
 
 
+def _static_loop_model(trips, rows, cols, seed):
+    """An ONNX Loop with a constant trip count and static state only (two states swapped
+    each step: x' = tanh(y W + b), y' = x; the condition passed on)."""
+    rng = np.random.default_rng(seed)
+    state = [rows, cols]
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["y_in", "W"], ["yw"]),
+         helper.make_node("Add", ["yw", "b"], ["yb"]),
+         helper.make_node("Tanh", ["yb"], ["x_out"]),
+         helper.make_node("Identity", ["x_in"], ["y_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [_info("i", [], TensorProto.INT64), _info("cond_in", [], TensorProto.BOOL),
+         _info("x_in", state), _info("y_in", state)],
+        [_info("cond_out", [], TensorProto.BOOL), _info("x_out", state), _info("y_out", state)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "c0", "x0", "y0"], ["xf", "yf"], body=body),
+         helper.make_node("Sub", ["xf", "yf"], ["diff"])],
+        "static_loop", [_info("x0", state), _info("y0", state)], [_info("diff", state)],
+        initializer=[numpy_helper.from_array(
+            (rng.standard_normal((cols, cols)) * 0.5).astype(np.float32), "W"),
+            numpy_helper.from_array(rng.standard_normal(cols).astype(np.float32), "b"),
+            numpy_helper.from_array(np.array(True), "c0"),
+            numpy_helper.from_array(np.array(trips, np.int64), "M")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@settings(max_examples=5, deadline=None)
+@given(trips=st.integers(0, 7), rows=st.integers(1, 3), cols=st.integers(1, 4),
+       seed=st.integers(0, 1000))
+def test_static_loop_with_constant_trip_count_runs_recorded_steps(trips, rows, cols, seed):
+    """A loop whose state keeps its shape but whose trip count is a constant also runs from
+    recorded steps (its description has the trip count and the control state) and agrees
+    with onnxruntime, run after run on other inputs."""
+    from irlib.frontend.onnx import from_onnx
+    model = _static_loop_model(trips, rows, cols, seed)
+    mod, params = from_onnx(model)
+    with irlib.transform.PassContext(opt_level=3):
+        lib = interp.build(mod, "cpu", params)
+    (description,) = [f.fn.describe() for name, f in lib.lib.compiled.items()
+                      if name.startswith("__loop")]
+    assert description["trips"] == trips and description["control"] == [0, 1]
+    rng = np.random.default_rng(seed + 1)
+    _check(model, {"x0": rng.standard_normal((rows, cols)).astype(np.float32),
+                   "y0": rng.standard_normal((rows, cols)).astype(np.float32)})
+
+
 @pytest.mark.parametrize("trip_input, data_condition, reason", [
     (True, False, "reads %M"), (False, True, "trip count known at build time")])
 def test_data_dependent_growing_loop_falls_back_and_is_right(trip_input, data_condition,
