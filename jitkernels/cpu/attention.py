@@ -6,7 +6,12 @@ numba kernel.
 ``v (B, Hkv, Sk, Dv)`` and the output ``out (B, H, Sq, Dv)``; ``Hkv`` divides ``H``
 (grouped-query attention: query head ``h`` reads key/value head ``h // (H // Hkv)``).
 
-Strategy (:func:`_attention_body`): one ``prange`` task per (batch, head) block. The task
+Strategy (:func:`_attention_body`): one task per (batch, head) block, claimed by the calling
+thread and by helper threads that join when they get a core (:mod:`jitkernels.cpu.
+work_sharing`, up to numba's thread count: a ``prange`` ended at a barrier that, on a
+machine other processes keep busy, waited milliseconds for a descheduled worker:
+bert_int8's three attentions took 8.8-13 ms wall on 2 threads at load 5 against 2.0 ms of
+CPU on one). The task
 first packs its key head into a contiguous ``(D, Sk)`` panel and its value head into a
 contiguous ``(Sk, Dv)`` panel (``O(Sk * D)`` copies against ``O(Sq * Sk * D)`` work; the
 callers' views are strided, e.g. the ``(B, S, H, D)`` projections read in place). Then for
@@ -33,11 +38,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit
 
 from .broadcast_kernel import segmented_micro_kernels
 from .epilogue import RESIDUAL
 from .packed_gemm import _block
+from .work_sharing import claim, finish, new_state, share
 
 (_n1, _n2, _n3, _n4, _n5, _n6, _n7, _n8, _n9, _n10) = segmented_micro_kernels(32)
 
@@ -201,7 +207,8 @@ def _narrow_accumulate(scores, values, k0, width, acc):
                       k0 * 32, width, count, kinds, vectors)
 
 
-def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed):
+def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed,
+                    state, tasks):
     batch, heads, seq_q, depth = q.shape
     heads_kv = kt.shape[1]
     seq_k = kt.shape[3]
@@ -211,7 +218,10 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
     # an additive mask that is one row for every query (a padding mask broadcast over the
     # heads and queries) is read once per block into a contiguous row (the add vectorises)
     shared_row = mode == 1 and mask.strides[2] == 0
-    for task in prange(batch * heads):
+    while True:
+        task = claim(state, tasks)          # one (batch, head) block per chunk
+        if task < 0:
+            break
         b = task // heads
         h = task % heads
         hk = h // group
@@ -328,6 +338,7 @@ def _attention_body(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast
                     inv = 1.0 / total[r]
                     for e in range(depth_v):
                         out[b, h, q0 + r, e] = acc[r, e] * inv
+        finish(state)
 
 
 _KERNELS: dict = {}
@@ -353,8 +364,9 @@ def _kernel(dtype, mask_dtype):
         ro = types.Array(real, 4, "A", readonly=True)
         sig = types.void(ro, ro, ro, types.Array(from_dtype(key[1]), 4, "A", readonly=True),
                          types.Array(real, 4, "A"), real, types.int64, real, types.boolean,
-                         types.int64, types.boolean, types.boolean)
-        kernel = njit([sig], cache=True, parallel=True,
+                         types.int64, types.boolean, types.boolean,
+                         types.Array(types.int64, 1, "C"), types.int64)
+        kernel = njit([sig], cache=True, nogil=True,
                       fastmath={"nsz", "arcp", "contract", "reassoc"})(_attention_body)
         _KERNELS[key] = kernel
     return kernel
@@ -414,7 +426,12 @@ def _prepared(q, kt, v, out, scale: float, mask=None, mode: str = "none", fill: 
     fast = q.dtype == np.float32
     args = (q, kt, v, mask, out, q.dtype.type(scale), code, q.dtype.type(fill), bool(causal),
             int(offset), fast, fast and _packed_products())
-    return lambda: kernel(*args)
+    total = batch * heads
+
+    def run():
+        state = new_state()
+        share(kernel, args + (state, total), state, total, get_num_threads())
+    return run
 
 
 # -- running a fused attention function of the graph executor ---------------------------------
