@@ -33,7 +33,8 @@ condition. A scan output whose step only appends a row (:attr:`LoopBodies.append
 in one array of all its rows, each step writing the next row; the control state
 (:attr:`LoopBodies.control`: the counter, the condition variable) takes the same values at
 every run, so they are kept from the recorded run and the calls only they need are not
-replayed. Growing loops whose trip count depends on run-time data raise
+replayed. A loop with static state and a build-time trip count (an ONNX ``Loop`` with a
+constant ``M``) runs from recorded steps the same way. Growing loops whose trip count depends on run-time data raise
 :class:`~interp.graph_lower.GraphUnsupportedError` and run on the interpreter.
 """
 
