@@ -136,6 +136,7 @@ def test_groups_whose_kernel_applies_the_epilogue_are_not_compiled_ahead(monkeyp
     from jitkernels.codegen.signatures import call_signatures
 
     monkeypatch.setenv("IRLIB_FUSED_EPILOGUE", "1")
+    monkeypatch.setenv("IRLIB_TINY_CONV_NCHW", "0")     # this tiny layer too goes NHWC
     rng = np.random.default_rng(4)
     c, size = 8, 11        # shapes no other test builds: the generated source is this test's
     w = rng.standard_normal((c, c, 3, 3)).astype("float32") * 0.2
