@@ -374,15 +374,19 @@ class _Trace:
 
 def _recorded(runtime, state: list) -> tuple:
     """Bind ``state`` to the first inputs of ``runtime``, run it, and return its calls and
-    result arrays for this binding."""
+    result arrays for this binding (a static graph's calls are run one by one: its
+    ``run`` would chain them anew for every binding; the replay chains them once)."""
     for index, array in enumerate(state):
         runtime.bind_input(index, array)
-    runtime.run()
-    current = getattr(runtime, "state", None)
-    if current is not None and hasattr(current, "calls"):     # a SymbolicRuntime
+    if runtime.graph.is_symbolic:
+        runtime.run()
+        current = runtime.state
         return list(current.calls), [current.entries[h] for h in runtime.heads]
+    calls = list(runtime.calls)
+    for fn, args in calls:
+        fn(*args)
     graph = runtime.graph
-    return list(runtime.calls), [runtime.entries[graph.entry_id(n, i)] for n, i in graph.heads]
+    return calls, [runtime.entries[graph.entry_id(n, i)] for n, i in graph.heads]
 
 
 def _into(pair: list, turn: int, value: np.ndarray) -> np.ndarray:
