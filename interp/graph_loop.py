@@ -142,15 +142,23 @@ def loop_parts(var: E.Var, func: E.Function) -> LoopParts | None:
 class LoopKernel:
     """The library function of a ``__loop`` node: ``fn(*state, *outer, *consts, *outputs)``.
 
-    Each thread gets its own three runtimes and state buffers, made on first use; the
-    state buffers, outer values and constants are bound to the runtimes without a copy,
-    once per set of input arrays.
+    Without a build-time trip count, each thread gets its own three runtimes and state
+    buffers, made on first use; the state buffers, outer values and constants are bound to
+    the runtimes without a copy, once per set of input arrays, and condition and step run
+    while the condition holds. With one (``bodies.trips >= 0``; required when the part
+    graphs have symbolic dims), the steps are recorded once per set of input arrays and
+    replayed (see the module docstring).
 
     Args:
         name: the node's func_name (for messages).
         jsons: the condition, step and exit graphs' JSON.
-        bodies: the node's :class:`LoopBodies` (counts and ``go_on``).
+        bodies: the node's :class:`LoopBodies` (counts, ``go_on``, trip count, appended
+            and control state).
         lookup: name -> library function, for the part graphs' nodes.
+
+    Raises:
+        ValueError: for symbolic part graphs without a trip count, or a state index out of
+            range (``control_kernel`` reports it as an IRError naming the node).
     """
 
     def __init__(self, name: str, jsons: tuple, bodies: LoopBodies, lookup):
@@ -232,7 +240,7 @@ class LoopKernel:
         for out, head in zip(arrays[self.num_inputs:], self._heads(exit_rt)):
             np.copyto(out, head)
 
-    # -- state that changes shape (graph_growing) ---------------------------------------------
+    # -- a trip count known at build time: recorded steps ------------------------------------
     def _run_traced(self, arrays) -> None:
         """Run the known number of steps, then the exit, from the calls recorded for these
         input arrays (see :meth:`_trace`; a few sets of arrays are kept per thread, for
