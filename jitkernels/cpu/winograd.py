@@ -54,6 +54,7 @@ from irlib.op.nn_winograd import WINOGRAD_MATRICES
 
 from .. import register_kernel
 from .._geometry import is_float, padding_pairs, reference, to_canonical
+from . import implicit_conv
 from .blas import gemm
 from .conv_core import scratch
 from .epilogue import Epilogue, apply_pixel
@@ -101,6 +102,15 @@ the model put within 10% of the GEMM path, made the network slower, not faster."
 MIN_CHANNELS = 8
 """Fewest input and output channels for Winograd (with fewer the transforms dominate)."""
 
+IMPLICIT_MAX_CHANNEL_PRODUCT = 2048
+"""Layers with ``channels * out_channels`` at most this are left to the implicit-GEMM
+kernel (:mod:`.implicit_conv`) where it runs: with so few channels Winograd's tile GEMMs
+(depth ``channels``, width ``out_channels``) run far below peak. Measured one thread,
+weight transformed at build time (``benchmarks/implicit_conv_layers.py``): Inception-v3's
+149x149 32->32 and 147x147 32->64 stem layers took 0.49x and 0.72x of Winograd's time on
+the implicit kernel, while at a product of 4096 (SqueezeNet's 27x27 32->128, ResNet's
+64->64, DenseNet's 128->32) Winograd stayed 1.2-1.4x faster."""
+
 
 def cost_seconds(tile: int, channels: int, out_channels: int, out_h: int, out_w: int,
                  batch: int, weight_transform: bool) -> float:
@@ -137,6 +147,11 @@ def direct_seconds(channels: int, out_channels: int, out_h: int, out_w: int,
             / GEMM_FLOPS + 9.0 * channels * out_channels * 4.0 / MEMORY_BYTES)
 
 
+def _implicit_takes(channels: int, out_channels: int, positions: int) -> bool:
+    """Whether the implicit-GEMM kernel would run this stride-1 3x3 float32 layer."""
+    return implicit_conv.pays(channels, out_channels, (3, 3), (1, 1), (1, 1), positions)
+
+
 def choose_tile(channels: int, out_channels: int, out_h: int, out_w: int, batch: int = 1,
                 weight_transform: bool = False) -> int:
     """The Winograd tile size (4 or 2) that the cost model expects to beat the GEMM path
@@ -150,6 +165,9 @@ def choose_tile(channels: int, out_channels: int, out_h: int, out_w: int, batch:
             non-constant weight); else it was folded at build time.
     """
     if not enabled() or min(channels, out_channels) < MIN_CHANNELS or min(out_h, out_w) < 2:
+        return 0
+    if channels * out_channels <= IMPLICIT_MAX_CHANNEL_PRODUCT and _implicit_takes(
+            channels, out_channels, out_h * out_w * batch):
         return 0
     best, best_cost = 0, direct_seconds(channels, out_channels, out_h, out_w, batch)
     for tile in (4, 2):

@@ -137,6 +137,20 @@ def test_cost_rule_and_switch(monkeypatch):
     assert winograd.choose_tile(64, 64, 56, 56) == 0
 
 
+def test_few_channel_layers_go_to_the_implicit_kernel(monkeypatch):
+    """Layers with channels * out_channels <= IMPLICIT_MAX_CHANNEL_PRODUCT (Inception's
+    32-channel stem) are left to the implicit-GEMM kernel where it runs, and taken by
+    Winograd again when that kernel is switched off; larger products keep Winograd."""
+    from jitkernels.cpu import implicit_conv
+    if not implicit_conv.available():
+        pytest.skip("the implicit-GEMM kernel needs AVX-512")
+    assert winograd.choose_tile(32, 32, 147, 147) == 0
+    assert winograd.choose_tile(32, 64, 147, 147) == 0
+    assert winograd.choose_tile(32, 128, 27, 27) != 0
+    monkeypatch.setenv(implicit_conv.ENV_SWITCH, "0")
+    assert winograd.choose_tile(32, 32, 147, 147) != 0
+
+
 @pytest.mark.parametrize("attrs, message", [
     ({"tile_size": 3}, "tile_size"),
     ({"tile_size": 4, "strides": (2, 2)}, "stride"),
