@@ -60,7 +60,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["atomic_add", "claim", "finish", "new_state", "share", "SPINS", "STALL_SECONDS",
-           "BACKOFF_SECONDS", "SAMPLE_SECONDS", "stalls", "others_busy"]
+           "BACKOFF_SECONDS", "HELPER_TIMEOUT", "SAMPLE_SECONDS", "stalls", "others_busy"]
 
 SPINS = 20000
 """Atomic reads the caller spins for before it yields its core between checks (a helper's
@@ -114,6 +114,10 @@ work on a core)."""
 
 BACKOFF_SECONDS = 0.5
 """After a stall, jobs run on the calling thread alone for this long."""
+
+HELPER_TIMEOUT = 30.0
+"""Seconds the caller waits for a helper's claimed chunk before it raises RuntimeError
+(a kernel that raised in a helper never finishes its chunk; nothing else takes this long)."""
 
 _STALLS = {"count": 0, "until": 0.0}
 
@@ -202,8 +206,8 @@ def _serve(jobs) -> None:
         kernel, args = jobs.get()
         try:
             kernel(*args)
-        except Exception:  # noqa: BLE001 - the caller computes every chunk it finds left
-            pass
+        except Exception:  # noqa: BLE001 - a chunk it claimed stays unfinished: the caller
+            pass           # gives up waiting after HELPER_TIMEOUT and raises
 
 
 _HELPERS = _Helpers()
@@ -233,6 +237,10 @@ def share(kernel, args: tuple, state: np.ndarray, total: int, threads: int) -> N
     start = time.perf_counter()
     while not _finished(state, total, SPINS):
         os.sched_yield()
+        if time.perf_counter() - start > HELPER_TIMEOUT:
+            raise RuntimeError(f"work_sharing: a helper thread did not finish its chunk of "
+                               f"{kernel} in {HELPER_TIMEOUT} s (it raised, or the process "
+                               f"is starved)")
     now = time.perf_counter()
     if now - start > STALL_SECONDS:
         _STALLS["count"] += 1

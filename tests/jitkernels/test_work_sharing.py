@@ -190,3 +190,17 @@ def test_integer_bounds_and_uint8_rows_vs_numpy(rows, cols, low, span, special, 
         int8_vnni._to_uint8(a, np.int32(start), dest)
         np.testing.assert_array_equal(dest[:, :cols], (a - a.min()).astype(np.uint8))
         assert np.all(dest[:, cols:] == 9)
+
+
+@njit(nogil=True)
+def _claim_and_drop(state, total):
+    # claims every chunk and finishes none: what a kernel that raised leaves behind
+    while claim(state, total) >= 0:
+        pass
+
+
+def test_an_unfinished_chunk_raises_instead_of_hanging(monkeypatch):
+    monkeypatch.setattr(work_sharing, "HELPER_TIMEOUT", 0.05)
+    state = new_state()
+    with pytest.raises(RuntimeError, match="did not finish"):
+        share(_claim_and_drop, (state, 3), state, 3, 1)
