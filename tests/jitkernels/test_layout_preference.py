@@ -27,7 +27,8 @@ def test_cpu_prefers_channels_last_for_plain_and_depthwise_float_convs():
     assert preference is not None
     desired, accept = preference
     assert desired == {"nn.conv2d": ["NHWC", "HWIO"]}
-    assert accept(typed_conv((1, 4, 6, 6), (8, 4, 3, 3)))
+    assert accept(typed_conv((1, 4, 6, 6), (32, 4, 3, 3)))
+    assert not accept(typed_conv((1, 4, 6, 6), (8, 4, 3, 3)))     # tiny: kept channels-first
     assert accept(typed_conv((1, 4, 6, 6), (4, 1, 3, 3), groups=4))          # depthwise
     assert not accept(typed_conv((1, 4, 6, 6), (8, 2, 3, 3), groups=2))      # grouped
     assert not accept(typed_conv((1, 4, 6, 6), (8, 4, 3, 3), dtype="int32"))
