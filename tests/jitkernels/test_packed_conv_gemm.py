@@ -104,6 +104,11 @@ def test_task_shape_by_hand(monkeypatch):
     assert shape(49, 4608, 8, 2) == (54, 2)         # 4 tasks
     assert shape(169, 512, 16, 2) == (174, 4)       # 4 x 128 KB, 4 groups
     assert shape(12, 64, 1, 2) == (6, 1)            # 2 chunks of 6 rows
+    # few rows: equal column groups, one per thread, and the rows in one chunk
+    assert shape(16, 384, 6, 2) == (18, 3)          # 3 + 3 blocks, not 5 + 1
+    assert shape(16, 1536, 6, 2) == (18, 1)         # 2 blocks fit: 6 groups of 1
+    assert shape(16, 384, 16, 2) == (18, 4)         # 4 groups of 4
+    assert shape(128, 384, 6, 2) == (66, 3)         # enough rows: 2 chunks x 2 groups
 
 
 def test_cost_rule_by_hand():
