@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import get_num_threads, njit
+from numba import get_num_threads, njit, prange
 
 from .broadcast_kernel import segmented_micro_kernels
 from .epilogue import RESIDUAL
@@ -351,14 +351,29 @@ def _packed_products() -> bool:
     return available()
 
 
+_FASTMATH = {"nsz", "arcp", "contract", "reassoc"}
+
+_claims = njit(cache=True, nogil=True, fastmath=_FASTMATH)(_attention_body)
+"""The kernel as a global dispatcher, for :func:`_attention_team` to call."""
+
+
+def _attention_team(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed,
+                    state, tasks, threads):
+    """The kernel run by ``threads`` of numba's workers at once (``share``'s ``team``),
+    each claiming (batch, head) blocks until none is left."""
+    for _ in prange(threads):
+        _claims(q, kt, v, mask, out, scale, mode, fill, causal, offset, fast, packed, state,
+                tasks)
+
+
 def _kernel(dtype, mask_dtype):
-    """The compiled kernel for ``dtype`` data and a ``mask_dtype`` mask, compiled on first
-    use for one signature whose arrays are all strided (``'A'``) views, so contiguous and
+    """``(kernel, team)`` for ``dtype`` data and a ``mask_dtype`` mask: the kernel and its
+    :func:`_attention_team` driver, compiled on first use for one signature whose arrays are all strided (``'A'``) views, so contiguous and
     strided callers share one machine-code version (numba would otherwise compile one per
     layout combination); cached on disk."""
     key = (np.dtype(dtype), np.dtype(mask_dtype))
-    kernel = _KERNELS.get(key)
-    if kernel is None:
+    kernels = _KERNELS.get(key)
+    if kernels is None:
         from numba import from_dtype, types
         real = from_dtype(key[0])
         ro = types.Array(real, 4, "A", readonly=True)
@@ -366,10 +381,11 @@ def _kernel(dtype, mask_dtype):
                          types.Array(real, 4, "A"), real, types.int64, real, types.boolean,
                          types.int64, types.boolean, types.boolean,
                          types.Array(types.int64, 1, "C"), types.int64)
-        kernel = njit([sig], cache=True, nogil=True,
-                      fastmath={"nsz", "arcp", "contract", "reassoc"})(_attention_body)
-        _KERNELS[key] = kernel
-    return kernel
+        kernel = njit([sig], cache=True, nogil=True, fastmath=_FASTMATH)(_attention_body)
+        team = njit([types.void(*sig.args, types.int64)], cache=True,
+                    parallel=True)(_attention_team)
+        kernels = _KERNELS[key] = kernel, team
+    return kernels
 
 
 def attention(q, kt, v, out, scale: float, mask=None, mode: str = "none", fill: float = 0.0,
@@ -422,7 +438,7 @@ def _prepared(q, kt, v, out, scale: float, mask=None, mode: str = "none", fill: 
         mask = mask.astype(bool if code == 2 else q.dtype, copy=False)
         mask = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
     mask = np.broadcast_to(mask, full if code else (1, 1, 1, 1))
-    kernel = _kernel(q.dtype, mask.dtype)
+    kernel, team = _kernel(q.dtype, mask.dtype)
     fast = q.dtype == np.float32
     args = (q, kt, v, mask, out, q.dtype.type(scale), code, q.dtype.type(fill), bool(causal),
             int(offset), fast, fast and _packed_products())
@@ -430,7 +446,7 @@ def _prepared(q, kt, v, out, scale: float, mask=None, mode: str = "none", fill: 
 
     def run():
         state = new_state()
-        share(kernel, args + (state, total), state, total, get_num_threads())
+        share(kernel, args + (state, total), state, total, get_num_threads(), team)
     return run
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numba import njit
+from numba import njit, prange
 
 from irlib.testing.budget import examples
 from jitkernels.cpu import int8_vnni, work_sharing
@@ -156,6 +156,41 @@ def test_others_busy_is_a_rate_of_cores(monkeypatch):
     time.sleep(work_sharing.SAMPLE_SECONDS + 0.05)
     busy = work_sharing.others_busy()
     assert 0.0 <= busy <= len(os.sched_getaffinity(0)) + 0.5
+
+
+@njit(parallel=True)
+def _count_team(hits, state, total, threads):
+    for _ in prange(threads):
+        _count_chunks(hits, state, total)
+
+
+@pytest.mark.parametrize("total", [1, 3, 500])
+def test_a_team_runs_the_job_on_an_idle_machine_and_helpers_do_not(total):
+    """With a ``team`` (numba's workers each claiming chunks) every chunk still runs once;
+    the team is what runs while the cores are free."""
+    calls = []
+
+    def team(*args):
+        calls.append(args[-1])
+        _count_team(*args)
+
+    hits = np.zeros(total, np.int64)
+    state = new_state()
+    share(_count_chunks, (hits, state, total), state, total, 2, team)
+    np.testing.assert_array_equal(hits, np.ones(total, np.int64))
+    assert calls == ([] if total == 1 else [2])     # one chunk: no second thread wanted
+
+
+def test_busy_cores_run_the_kernel_alone_even_with_a_team(monkeypatch):
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: 8.0)
+
+    def team(*args):
+        raise AssertionError("the team ran on a busy machine")
+
+    hits = np.zeros(64, np.int64)
+    state = new_state()
+    share(_count_chunks, (hits, state, 64), state, 64, 2, team)
+    np.testing.assert_array_equal(hits, np.ones(64, np.int64))
 
 
 def test_no_helper_while_backing_off(monkeypatch):
