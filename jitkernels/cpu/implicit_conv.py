@@ -43,7 +43,8 @@ multiply-adds, so it agrees with a float64 reference to float32 rounding.
 Cost rule (:func:`pays`, measured per layer against the direct kernel, Winograd and
 im2col + GEMM with ``benchmarks/implicit_conv_layers.py``; docs/kernels.md): float32, one
 group, dilation 1 along the width, more than 16 output channels
-(:data:`MIN_OUT_CHANNELS`), not a stride-1 1x1 convolution (a plain GEMM), an inner
+(:data:`MIN_OUT_CHANNELS`), a stride-1 1x1 convolution (a plain GEMM) only when it is
+narrow or shallow (:data:`POINTWISE_MAX_NARROW`, :data:`POINTWISE_MAX_SHALLOW`), an inner
 dimension ``KH*KW*C`` of at most :data:`MAX_INNER`, AVX-512 on the CPU.
 ``IRLIB_IMPLICIT_CONV=0`` turns it off.
 """
@@ -63,7 +64,8 @@ from .conv_core import scratch
 from .epilogue import RESIDUAL, empty
 from .work_sharing import atomic_add, claim, finish, new_state, share
 
-__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "PARALLEL_MIN_FLOPS", "available",
+__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "POINTWISE_MAX_NARROW",
+           "POINTWISE_MAX_SHALLOW", "PARALLEL_MIN_FLOPS", "available",
            "conv2d_nhwc", "enabled", "pack", "packed_weight", "panel_columns", "pays"]
 
 ENV_SWITCH = "IRLIB_IMPLICIT_CONV"
@@ -74,6 +76,18 @@ MIN_OUT_CHANNELS = 17
 """Fewest output channels: narrower layers keep the direct kernel (:mod:`.direct_conv`),
 which vectorises over pixels (keyword spotting's 1->8 and 8->8 3x3 layers ran 1.2-1.5x
 slower here on a 32-column panel mostly of zeros, 16->16 3x3 layers 1.0-1.06x)."""
+
+POINTWISE_MAX_NARROW = 48
+"""A stride-1 1x1 convolution (a plain GEMM) runs here with at most this many output
+channels (the packed GEMM declines them: most of its 64 columns would be zeros, and
+OpenBLAS ran SqueezeNet's 128->32 and 256->48 squeezes 1.3-1.7x slower than this kernel's
+32-column panels) ..."""
+
+POINTWISE_MAX_SHALLOW = 64
+"""... or with at most this many input channels (a short depth loop: the epilogue applied
+in registers and the block stored straight into the output matter; measured without an
+epilogue, this kernel took 0.56-0.95x of the current path's time on SqueezeNet's 16->64 to
+64->256 expansions, MobileNet's 32->64 at 112x112 and ResNet-50's 64->64/64->256)."""
 
 MAX_INNER = 4096
 """Largest inner dimension ``KH*KW*C`` the cost rule sends here."""
@@ -338,7 +352,8 @@ def pays(channels: int, out_channels: int, kernel, strides, dilation, out_positi
     """
     if np.dtype(dtype) != np.float32 or dilation[1] != 1 or out_positions == 0:
         return False
-    if tuple(kernel) == (1, 1) and tuple(strides) == (1, 1):
+    if tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not (
+            out_channels <= POINTWISE_MAX_NARROW or channels <= POINTWISE_MAX_SHALLOW):
         return False
     if out_channels < MIN_OUT_CHANNELS or kernel[0] * kernel[1] * channels > MAX_INNER:
         return False

@@ -254,7 +254,10 @@ def test_cost_rule(monkeypatch):
     assert pays(3, 64, (7, 7), (2, 2), (1, 1), 112 * 112)            # ResNet conv1
     assert pays(3, 32, (3, 3), (2, 2), (1, 1), 112 * 112)            # MobileNet conv1
     assert pays(64, 128, (1, 1), (2, 2), (1, 1), 28 * 28)            # a strided 1x1
-    assert not pays(64, 64, (1, 1), (1, 1), (1, 1), 56 * 56)         # a plain GEMM
+    assert not pays(128, 64, (1, 1), (1, 1), (1, 1), 56 * 56)        # a plain GEMM
+    assert pays(128, 32, (1, 1), (1, 1), (1, 1), 27 * 27)            # narrow 1x1
+    assert pays(64, 256, (1, 1), (1, 1), (1, 1), 56 * 56)            # shallow 1x1
+    assert not pays(64, 16, (1, 1), (1, 1), (1, 1), 55 * 55)         # 16 columns
     assert not pays(8, 8, (3, 3), (1, 1), (1, 1), 40 * 100)          # the direct kernel's
     assert not pays(3, 32, (3, 3), (1, 1), (1, 2), 100)              # width dilation
     assert not pays(3, 32, (3, 3), (1, 1), (1, 1), 100, np.float64)
