@@ -111,6 +111,13 @@ weight transformed at build time (``benchmarks/implicit_conv_layers.py``): Incep
 the implicit kernel, while at a product of 4096 (SqueezeNet's 27x27 32->128, ResNet's
 64->64, DenseNet's 128->32) Winograd stayed 1.2-1.4x faster."""
 
+IMPLICIT_MAX_OUT_CHANNELS = 32
+"""Layers with at most this many output channels are left to the implicit-GEMM kernel too
+(its 32-column panels fit them; Winograd's tile GEMMs are 32 wide): on two threads in one
+process, DenseNet-121's 3x3 128->32 at 56x56 and 28x28 took 1.46-1.55 and 0.43-0.45 ms
+there against 1.9-2.4 and 0.68-0.71 on built Winograd, and DenseNet-121 end to end ran at
+a CPU ratio of 1.22-1.34 to onnxruntime against 1.36-1.50 (two runs each, idle machine)."""
+
 
 def cost_seconds(tile: int, channels: int, out_channels: int, out_h: int, out_w: int,
                  batch: int, weight_transform: bool) -> float:
@@ -166,7 +173,8 @@ def choose_tile(channels: int, out_channels: int, out_h: int, out_w: int, batch:
     """
     if not enabled() or min(channels, out_channels) < MIN_CHANNELS or min(out_h, out_w) < 2:
         return 0
-    if channels * out_channels <= IMPLICIT_MAX_CHANNEL_PRODUCT and _implicit_takes(
+    if (channels * out_channels <= IMPLICIT_MAX_CHANNEL_PRODUCT
+            or out_channels <= IMPLICIT_MAX_OUT_CHANNELS) and _implicit_takes(
             channels, out_channels, out_h * out_w * batch):
         return 0
     best, best_cost = 0, direct_seconds(channels, out_channels, out_h, out_w, batch)

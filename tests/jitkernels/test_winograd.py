@@ -139,7 +139,7 @@ def test_cost_rule_and_switch(monkeypatch):
 
 def test_few_channel_layers_go_to_the_implicit_kernel(monkeypatch):
     """Layers with channels * out_channels <= IMPLICIT_MAX_CHANNEL_PRODUCT (Inception's
-    32-channel stem) are left to the implicit-GEMM kernel where it runs, and taken by
+    32-channel stem) or at most IMPLICIT_MAX_OUT_CHANNELS outputs (DenseNet) are left to the implicit-GEMM kernel where it runs, and taken by
     Winograd again when that kernel is switched off; larger products keep Winograd."""
     from jitkernels.cpu import implicit_conv
     if not implicit_conv.available():
@@ -147,6 +147,7 @@ def test_few_channel_layers_go_to_the_implicit_kernel(monkeypatch):
     assert winograd.choose_tile(32, 32, 147, 147) == 0
     assert winograd.choose_tile(32, 64, 147, 147) == 0
     assert winograd.choose_tile(32, 128, 27, 27) != 0
+    assert winograd.choose_tile(128, 32, 56, 56) == 0          # 32 output channels
     monkeypatch.setenv(implicit_conv.ENV_SWITCH, "0")
     assert winograd.choose_tile(32, 32, 147, 147) != 0
 
