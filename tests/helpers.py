@@ -12,7 +12,7 @@ import numpy as np
 import irlib
 
 __all__ = ["run", "to_numpy", "assert_close", "tvar", "assert_rewrites", "make_list_module",
-           "let_chain_function"]
+           "let_chain_function", "apply_epilogue_steps", "numpy_conv_nhwc"]
 
 
 def run(mod, *args, kind: str = "debug"):
@@ -132,4 +132,23 @@ def apply_epilogue_steps(out, kinds, vectors, residual):
             out += residual
         else:
             out = np.maximum(out, 0)
+    return out
+
+
+def numpy_conv_nhwc(x, w, strides, dilation, before, after):
+    """NHWC data, HWIO weight: a sum over kernel taps of strided windows of the zero-padded
+    image, in float64."""
+    padded = np.pad(x.astype(np.float64), ((0, 0), (before[0], after[0]),
+                                           (before[1], after[1]), (0, 0)))
+    kh, kw = w.shape[:2]
+    oh = (padded.shape[1] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (padded.shape[2] - dilation[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((x.shape[0], oh, ow, w.shape[3]))
+    for b in range(kh):
+        for e in range(kw):
+            window = padded[:, b * dilation[0]:b * dilation[0] + strides[0] * (oh - 1) + 1:
+                            strides[0],
+                            e * dilation[1]:e * dilation[1] + strides[1] * (ow - 1) + 1:
+                            strides[1], :]
+            out += window @ w[b, e].astype(np.float64)
     return out

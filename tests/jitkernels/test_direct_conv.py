@@ -20,26 +20,7 @@ from irlib.testing.budget import examples
 from irlib.transform import PassContext
 from jitkernels.cpu import direct_conv
 from jitkernels.cpu.epilogue import ADD, MUL, RELU, RESIDUAL, Epilogue
-from helpers import apply_epilogue_steps
-
-
-def numpy_conv_nhwc(x, w, strides, dilation, before, after):
-    """NHWC data, HWIO weight: a sum over kernel taps of strided windows of the zero-padded
-    image, in float64."""
-    padded = np.pad(x.astype(np.float64), ((0, 0), (before[0], after[0]),
-                                           (before[1], after[1]), (0, 0)))
-    kh, kw = w.shape[:2]
-    oh = (padded.shape[1] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
-    ow = (padded.shape[2] - dilation[1] * (kw - 1) - 1) // strides[1] + 1
-    out = np.zeros((x.shape[0], oh, ow, w.shape[3]))
-    for b in range(kh):
-        for e in range(kw):
-            window = padded[:, b * dilation[0]:b * dilation[0] + strides[0] * (oh - 1) + 1:
-                            strides[0],
-                            e * dilation[1]:e * dilation[1] + strides[1] * (ow - 1) + 1:
-                            strides[1], :]
-            out += window @ w[b, e].astype(np.float64)
-    return out
+from helpers import apply_epilogue_steps, numpy_conv_nhwc
 
 
 def apply_steps(out, kinds, vectors, residual):
