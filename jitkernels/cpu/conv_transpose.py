@@ -40,8 +40,6 @@ Other layouts are transposed to NCHW/IOHW and back. ``IRLIB_CONV_TRANSPOSE_GATHE
 from __future__ import annotations
 
 import os
-import threading
-import weakref
 
 import numpy as np
 
@@ -51,6 +49,7 @@ from .blas import gemm
 from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
 from .col2im_gather import col2im_serial, col2im_shared, tap_range
 from .work_sharing import new_state, share
+from .weight_cache import WeightCache
 
 __all__ = ["conv2d_transpose", "into", "into_fused", "enabled", "output_size", "ENV_SWITCH",
            "ACCUMULATOR_BYTES", "channel_block", "PARALLEL_MIN_OUTPUTS", "CHUNKS_PER_THREAD", "CHANNEL_MAJOR_UNITS",
@@ -109,8 +108,7 @@ def output_size(in_size, kernel, strides, dilation, before, after, extra) -> tup
 
 # -- the weight as the product's right operand -------------------------------------------------
 
-_WEIGHTS: dict = {}     # (owner, offset, shape, strides, dtype, layout, groups) -> (ref, matrices)
-_LOCK = threading.Lock()
+_WEIGHTS = WeightCache()
 
 
 def _permute(iohw: np.ndarray, groups: int) -> tuple:
@@ -150,25 +148,7 @@ def _weight_matrices(weight: np.ndarray, layout: str, groups: int):
             flat = weight.reshape(groups, per_group_in, per_group_out * taps)
             return tuple(flat[g] for g in range(groups)), taps, 1
         return _permute(iohw, groups), 1, per_group_out
-    # keyed by the memory the weight views, so a fresh view of the same constant on every
-    # call finds the entry; it lives as long as the array owning that memory
-    owner = weight
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    offset = (weight.__array_interface__["data"][0]
-              - owner.__array_interface__["data"][0])
-    key = (id(owner), offset, weight.shape, weight.strides, weight.dtype.str, layout, groups)
-    entry = _WEIGHTS.get(key)
-    if entry is not None and entry[0]() is owner:
-        return entry[1], 1, per_group_out
-    matrices = _permute(iohw, groups)
-    try:
-        # dropped when the owner is freed (bound names: still callable at interpreter exit)
-        ref = weakref.ref(owner, lambda _, key=key, pop=_WEIGHTS.pop: pop(key, None))
-    except TypeError:
-        return matrices, 1, per_group_out
-    with _LOCK:
-        _WEIGHTS[key] = (ref, matrices)
+    matrices = _WEIGHTS.get(weight, (layout, groups), lambda w: _permute(iohw, groups))
     return matrices, 1, per_group_out
 
 

@@ -48,8 +48,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-import weakref
 
 import numpy as np
 from numba import get_num_threads, njit, prange, uint64
@@ -57,6 +55,7 @@ from numba import get_num_threads, njit, prange, uint64
 from .conv_core import scratch
 from .direct_planes import arrange, arrange_parallel
 from .epilogue import ADD, MUL, RELU, empty
+from .weight_cache import WeightCache
 
 __all__ = ["conv2d_direct", "conv2d_direct_rows", "conv2d_direct_parallel", "arrange",
            "arrange_parallel", "plan", "direct_pays", "enabled", "pack_weight",
@@ -444,32 +443,13 @@ def _direct_serial(x, hwio, wpack, packed, planes, out, geometry, layout, kinds,
                        residual)
 
 
-_PACKED: dict = {}          # (id(weight), layout) -> (weakref to it, packed weight)
-_LOCK = threading.Lock()
-
-
-def _forget(key) -> None:
-    with _LOCK:
-        _PACKED.pop(key, None)
+_PACKED = WeightCache()
 
 
 def packed_weight(w: np.ndarray, channels_first: bool):
     """:func:`pack_weight` of ``w``, cached while ``w`` lives when it is read-only (a built
     graph's bound weights are), else None (the kernel packs it per call)."""
-    if w.flags.writeable:
-        return None
-    key = (id(w), channels_first)
-    entry = _PACKED.get(key)
-    if entry is not None and entry[0]() is w:
-        return entry[1]
-    packed = pack_weight(w, channels_first)
-    try:
-        ref = weakref.ref(w, lambda _, key=key: _forget(key))
-    except TypeError:
-        return packed
-    with _LOCK:
-        _PACKED[key] = (ref, packed)
-    return packed
+    return _PACKED.get(w, channels_first, lambda weight: pack_weight(weight, channels_first))
 
 
 def conv2d_direct(x, w, out, kernel, strides, dilation, pads, channels_last,

@@ -53,8 +53,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-import weakref
 
 import numpy as np
 from numba import get_num_threads, njit, uint64
@@ -63,6 +61,7 @@ from .broadcast_kernel import segmented_micro_kernels
 from .conv_core import scratch
 from .epilogue import RESIDUAL, empty
 from .work_sharing import atomic_add, claim, finish, new_state, share
+from .weight_cache import WeightCache
 
 __all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "POINTWISE_MAX_NARROW",
            "POINTWISE_MAX_SHALLOW", "PARALLEL_MIN_FLOPS", "available",
@@ -305,13 +304,7 @@ def pack(weight: np.ndarray, columns: int) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(depth, panels, columns).transpose(1, 0, 2))
 
 
-_PACKED: dict = {}          # (id(weight), columns) -> (weakref to it, packed weight)
-_LOCK = threading.Lock()
-
-
-def _forget(key) -> None:
-    with _LOCK:
-        _PACKED.pop(key, None)
+_PACKED = WeightCache()
 
 
 def packed_weight(weight: np.ndarray, columns: int) -> np.ndarray:
@@ -322,20 +315,8 @@ def packed_weight(weight: np.ndarray, columns: int) -> np.ndarray:
         weight: the HWIO weight.
         columns: 32 or 64.
     """
-    if weight.flags.writeable:
-        return pack(weight, columns)
-    key = (id(weight), columns)
-    entry = _PACKED.get(key)
-    if entry is not None and entry[0]() is weight:
-        return entry[1]
-    packed = pack(weight, columns)
-    try:
-        ref = weakref.ref(weight, lambda _, key=key: _forget(key))
-    except TypeError:
-        return packed
-    with _LOCK:
-        _PACKED[key] = (ref, packed)
-    return packed
+    packed = _PACKED.get(weight, columns, lambda w: pack(w, columns))
+    return pack(weight, columns) if packed is None else packed
 
 
 # -- the entry point and its cost rule -------------------------------------------------------

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 import threading
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -50,6 +49,7 @@ from numba import njit
 
 from .broadcast_kernel import UINT8_INT8, micro_kernels
 from .work_sharing import claim, finish, new_state, share
+from .weight_cache import WeightCache
 
 __all__ = ["available", "try_product", "packed_weight", "pack", "PackedWeight",
            "MIN_FLOPS", "BLOCK_COLUMNS", "run_gemm", "plan_chunks", "threads_allowed",
@@ -266,32 +266,15 @@ def pack(weight: np.ndarray):
                         values.sum(axis=0), depth, units)
 
 
-_WEIGHTS: dict = {}         # (id(array), transposed) -> (weakref to it, PackedWeight or None)
-_LOCK = threading.Lock()
-
-
-def _forget(key):
-    with _LOCK:
-        _WEIGHTS.pop(key, None)
+_WEIGHTS = WeightCache()
 
 
 def packed_weight(b: np.ndarray, transposed: bool):
     """The cached :class:`PackedWeight` of read-only ``b`` (``(K, N)``, or ``(N, K)`` when
     ``transposed``), or None (not int8-valued, writable, or not 2-D)."""
-    if b.ndim != 2 or b.flags.writeable:
+    if b.ndim != 2:
         return None
-    key = (id(b), transposed)
-    entry = _WEIGHTS.get(key)
-    if entry is not None and entry[0]() is b:
-        return entry[1]
-    packed = pack(b.T if transposed else b)
-    try:
-        ref = weakref.ref(b, lambda _, key=key: _forget(key))
-    except TypeError:
-        return packed
-    with _LOCK:
-        _WEIGHTS[key] = (ref, packed)
-    return packed
+    return _WEIGHTS.get(b, transposed, lambda w: pack(w.T if transposed else w))
 
 
 # -- the product ------------------------------------------------------------------------------

@@ -32,14 +32,13 @@ else returns False and the caller runs its BLAS. ``IRLIB_PACKED_GEMM=0`` turns b
 from __future__ import annotations
 
 import os
-import threading
-import weakref
 
 import numpy as np
 
 from . import packed_blocks
 from .epilogue import RESIDUAL
 from .packed_blocks import BLOCK_COLUMNS, ROWS as _ROWS
+from .weight_cache import WeightCache
 
 __all__ = ["available", "try_product", "prepare", "conv_product", "conv_pays", "task_shape",
            "FEW_ROWS_PER_CHUNK",
@@ -131,58 +130,24 @@ def pack(weight: np.ndarray) -> np.ndarray:
                                 .transpose(1, 0, 2))
 
 
-_WEIGHTS: dict = {}         # (id(owner), offset, shape, strides, transposed) -> (ref, packed)
-_LOCK = threading.Lock()
-
-
-def _forget(key):
-    with _LOCK:
-        _WEIGHTS.pop(key, None)
-
-
-def _owner(b: np.ndarray) -> np.ndarray:
-    """The array that owns ``b``'s memory: the last ndarray of its ``.base`` chain."""
-    owner = b
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    return owner
-
-
-def _address(array: np.ndarray) -> int:
-    return array.__array_interface__["data"][0]
+_WEIGHTS = WeightCache()
 
 
 def packed_weight(b: np.ndarray, transposed: bool):
     """The cached packed form of read-only float32 ``b`` (``(K, N)``, or ``(N, K)`` when
     ``transposed``), or None (writable, not 2-D or not float32).
 
-    Only read-only arrays are packed: a read-only weight is the graph's promise that its
-    values stay as they are (``interp.build`` flags its bound weights, views of its
-    parameter storage, read-only, and rebinds a weight set later to a new array), so the
-    packed copy never goes stale. The cache is keyed by the memory ``b`` views (the array
-    owning it, the byte offset, shape and strides), not by ``b`` itself: a fresh reshape
-    view of the same constant weight on every call (as the convolutions make) finds the
-    same entry; the entry lives as long as the owner.
+    Only read-only arrays are packed, once per memory they view
+    (:class:`~jitkernels.cpu.weight_cache.WeightCache`): a fresh reshape view of the same
+    constant weight on every call (as the convolutions make) finds the same entry.
 
     Args:
         b: the weight.
         transposed: whether ``b`` is stored ``(N, K)``.
     """
-    if b.ndim != 2 or b.dtype != np.float32 or b.flags.writeable:
+    if b.ndim != 2 or b.dtype != np.float32:
         return None
-    owner = _owner(b)
-    key = (id(owner), _address(b) - _address(owner), b.shape, b.strides, transposed)
-    entry = _WEIGHTS.get(key)
-    if entry is not None and entry[0]() is owner:
-        return entry[1]
-    packed = pack(b.T if transposed else b)
-    try:
-        ref = weakref.ref(owner, lambda _, key=key: _forget(key))
-    except TypeError:
-        return packed
-    with _LOCK:
-        _WEIGHTS[key] = (ref, packed)
-    return packed
+    return _WEIGHTS.get(b, transposed, lambda w: pack(w.T if transposed else w))
 
 
 # -- the product ------------------------------------------------------------------------------
