@@ -25,31 +25,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from .conv_core import valid_range
 from .work_sharing import claim, finish
 
-__all__ = ["tap_range", "row_task", "col2im_serial", "col2im_shared"]
-
-
-@njit(cache=True, inline="always")
-def tap_range(offset, stride, out_size, size):
-    """The input positions ``j`` in ``[lo, hi)`` with ``0 <= j*stride + offset < out_size``
-    and ``j < size`` (one kernel tap's valid inputs along an axis).
-
-    Args:
-        offset: the tap's offset (``e*dilation - padding``); stride: the stride;
-        out_size: the output's length; size: the input's length.
-    """
-    lo = 0
-    if offset < 0:
-        lo = (-offset + stride - 1) // stride
-    hi = 0
-    if out_size - 1 - offset >= 0:
-        hi = (out_size - 1 - offset) // stride + 1
-    if hi > size:
-        hi = size
-    if lo > hi:
-        lo = hi
-    return lo, hi
+__all__ = ["row_task", "col2im_serial", "col2im_shared"]
 
 
 @njit(cache=True)
@@ -96,7 +75,7 @@ def row_task(task, cols, out, first_image, channel0, per_group_out, block, geome
         pixel_step = pixel_steps[b]
         for e in range(kw):
             x_offset = e * dw - left
-            lo, hi = tap_range(x_offset, sw, ow, width)
+            lo, hi = valid_range(x_offset, sw, ow, width)
             column0 = row_base[b] + e * tap_step + o0 * channel_step
             pixel0 = (image * height + i) * width
             if channel_step == 1:

@@ -58,8 +58,15 @@ def scratch(name: str, shape: tuple, dtype) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _valid_range(offset, stride, size, count):
-    """The ``t`` in ``[lo, hi)`` with ``0 <= t*stride + offset < size``, clipped to count."""
+def valid_range(offset, stride, size, count):
+    """The ``t`` in ``[lo, hi)`` with ``0 <= t*stride + offset < size``, clipped to
+    ``count``: the positions along one axis whose window tap falls inside (im2col) or
+    whose output a tap reaches (col2im).
+
+    Args:
+        offset: the tap's offset (``e*dilation - padding``); stride: the stride;
+        size: the length the positions must land in; count: the positions there are.
+    """
     lo = 0
     if offset < 0:
         lo = (-offset + stride - 1) // stride
@@ -202,7 +209,7 @@ def im2col_chw(x, cols, kernel, strides, dilation, before, out_size):
             for e in range(kw):
                 first = ((c * kh + b) * kw + e) * oh * ow
                 x_offset = e * dilation[1] - before[1]
-                lo, hi = _valid_range(x_offset, sw, width, ow)
+                lo, hi = valid_range(x_offset, sw, width, ow)
                 count = uint64(hi - lo)
                 for i in range(oh):
                     y = i * strides[0] + b * dilation[0] - before[0]
@@ -451,7 +458,7 @@ def col2im_add(cols, out, kernel, strides, dilation, pads, in_size):
                 row = (o * kh + b) * kw + e
                 x_off = e * dilation[1] - pads[1]
                 # Input columns j whose target column j*stride + x_off lies inside [0, OW).
-                lo, hi = _valid_range(x_off, strides[1], ow, width)
+                lo, hi = valid_range(x_off, strides[1], ow, width)
                 for i in range(height):
                     y = i * strides[0] - pads[0] + b * dilation[0]
                     if y < 0 or y >= oh:

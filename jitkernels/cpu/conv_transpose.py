@@ -47,7 +47,8 @@ from .._geometry import from_canonical, is_float, ntuple, padding_pairs, referen
 from . import conv_core, packed_gemm
 from .blas import gemm
 from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
-from .col2im_gather import col2im_serial, col2im_shared, tap_range
+from .col2im_gather import col2im_serial, col2im_shared
+from .conv_core import valid_range
 from .work_sharing import new_state, share
 from .weight_cache import WeightCache
 
@@ -274,7 +275,7 @@ def _row_bands(kh, height, width, stride, dilation, top, out_height, work):
     :data:`BAND_MIN_WORK` multiply-adds: ``work`` is the product's per-pixel work)."""
     bands = []
     for b in range(kh):
-        i0, i1 = tap_range(b * dilation - top, stride, out_height, height)
+        i0, i1 = valid_range(b * dilation - top, stride, out_height, height)
         if bands and bands[-1][2:] == (i0, i1):
             bands[-1] = (bands[-1][0], b + 1, i0, i1)
         else:
