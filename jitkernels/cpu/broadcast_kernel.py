@@ -22,8 +22,8 @@ the depth loop's trip count.
 
 :func:`segmented_micro_kernels` makes float32 variants whose depth loop is ``segments x
 steps`` (each segment's run of ``a`` starting a fixed stride after the last one, the
-accumulators kept in registers across segments), 64 or 32 columns wide: the implicit-GEMM
-convolution (:mod:`jitkernels.cpu.implicit_conv`) runs on them.
+accumulators kept in registers across segments), 64, 48, 32 or 16 columns wide: the
+implicit-GEMM convolution (:mod:`jitkernels.cpu.implicit_conv`) runs on them.
 """
 
 from __future__ import annotations
@@ -168,12 +168,19 @@ def micro_kernels(kind: KernelKind) -> list:
 
 # -- the segmented variant: a depth loop of segments x steps (implicit-GEMM convolution) ----------
 
-SEGMENTED_SHAPES = {64: 6, 32: 10}
-"""Column widths of the segmented float32 kernels and their largest row count: 6 x 4 or
-10 x 2 zmm accumulators. LLVM loads every row's broadcast before the step's multiply-adds,
-so accumulators + weight vectors + broadcasts should fit the 32 registers: 12 x 2 (38)
-spilled and ran at 83-85 GFLOP/s on one core where 10 x 2 (32) ran at 111-117 and 6 x 4 (34,
-two spills) at 103-118 (measured on conv-shaped operands)."""
+SEGMENTED_SHAPES = {64: 6, 48: 8, 32: 10, 16: 14}
+"""Column widths of the segmented float32 kernels and their largest row count: 6 x 4,
+8 x 3, 10 x 2 or 14 x 1 zmm accumulators. With several vectors per row LLVM loads every
+row's broadcast before the step's multiply-adds, so accumulators + weight vectors +
+broadcasts should fit the 32 registers: 12 x 2 (38) spilled and ran at 83-85 GFLOP/s on
+one core where 10 x 2 (32) ran at 111-117 and 6 x 4 (34, two spills) at 103-118 (measured
+on conv-shaped operands). With one vector per row each broadcast has one use and is folded
+into its multiply-add (an embedded broadcast), so the 16-column kernel's rows cost one
+register each: 8 to 20 rows ran at 107-111 GFLOP/s on a 64 -> 16 pointwise product (the
+64- and 32-column kernels spend the same time there on 4x and 2x the multiply-adds), 24 to
+28 at 105-106; 14 rows divide the 28- and 56-pixel rows of DenseNet's layers. 8 x 48 (35
+registers) ran at 113 GFLOP/s on a 384 -> 48 product, where 64 columns (a quarter of them
+zeros) ran at 86."""
 
 
 def _declare(builder, name, ret, params):
@@ -184,8 +191,8 @@ def _declare(builder, name, ret, params):
 
 
 def _make_segmented(columns: int, rows: int):
-    """The float32 segmented intrinsic for ``rows`` rows of ``columns`` (64 or 32) columns,
-    its epilogue applied in registers and its block stored with lane masks."""
+    """The float32 segmented intrinsic for ``rows`` rows of ``columns`` (a multiple of 16)
+    columns, its epilogue applied in registers and its block stored with lane masks."""
     from llvmlite import ir
 
     vectors = columns // 16
@@ -389,7 +396,8 @@ def segmented_micro_kernels(columns: int = BLOCK_COLUMNS) -> list:
     stores: nothing at or past ``width`` is read or written).
 
     Args:
-        columns: 64 (four 16-lane vectors, up to 6 rows) or 32 (two vectors, up to 10 rows).
+        columns: a key of :data:`SEGMENTED_SHAPES`: 64, 48, 32 or 16 (four to one 16-lane
+            vectors; up to 6, 8, 10 or 14 rows).
 
     Raises:
         irlib.errors.IRError: ``columns`` is neither.

@@ -1,11 +1,13 @@
 """Implicit-GEMM NHWC convolution on the segmented register-blocked micro-kernel (issue #17).
 
 The layers this module is for are KxK convolutions with few input channels (a conv net's
-first layer, 3 -> 32/64 channels, 3x3 to 7x7, stride 2) or a mid-sized window over a
-moderate channel count (SqueezeNet's 3x3 16 -> 64, Inception's 5x5 48 -> 64). im2col +
+first layer, 3 -> 32/64 channels, 3x3 to 7x7, stride 2), a mid-sized window over a
+moderate channel count (SqueezeNet's 3x3 16 -> 64, Inception's 5x5 48 -> 64), narrow
+layers (16 to 48 output channels) and the stride-1 1x1 layers (plain products). im2col +
 GEMM spends much of its time copying windows and hands BLAS a GEMM with a short inner
-dimension; the per-tap GEMMs read the output once per tap. Here no column matrix is built
-and every output value is written once.
+dimension; the per-tap GEMMs read the output once per tap; a GEMM library pads a narrow
+output to its own panel width and applies the epilogue in a second pass. Here no column
+matrix is built and every output value is written once, finished.
 
 Strategy:
 
@@ -19,34 +21,43 @@ Strategy:
   panels ``(ceil(O / cols), KH*KW*C, cols)`` (zeros past ``O``).
 * **Segmented micro-kernel.** :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`
   runs the block's whole depth as ``KH`` segments of ``KW*C`` steps, the next segment one
-  padded row (``dh*Wp*C`` elements) further on; its ``R x cols`` accumulators (24 zmm
-  registers for 6 x 64 columns, 20 for 10 x 32) stay in registers across all segments: no
-  im2col, no partial sums in memory. The 32-column kernel serves layers with at most 32 output
-  channels (a 64-column panel would be half zeros).
+  padded row (``dh*Wp*C`` elements) further on; its ``R x cols`` accumulators stay in
+  registers across all segments: no im2col, no partial sums in memory. The panel width is
+  the narrowest of 16, 32, 48 and 64 columns that holds the output channels
+  (:func:`panel_columns`; 14, 10, 8 and 6 pixels a block), so a 16- or 48-channel layer
+  computes no lanes of zeros; wider layers use 64-column panels.
+* **One call per row of blocks.** A task's row of pixels goes to one compiled call that
+  runs the full blocks and its tail block (a call per block cost 20% of a 16 -> 64 1x1
+  layer's time: each passes five arrays and a dozen integers).
+* **1x1 layers as one run.** A stride-1 1x1 layer without padding is a product over all
+  ``N*H*W`` pixels, ``C`` elements apart: they are read as one run cut into rows of
+  :data:`FLAT_ROW_BLOCKS` whole blocks, so a 13-pixel output row does not end in a 1-pixel
+  block.
 * **Epilogue in registers, then store.** The micro-kernel applies the fused epilogue
   (:mod:`jitkernels.cpu.epilogue`: per-channel add/multiply, residual, ReLU) to its
   accumulators and stores the block's valid columns straight into the output with lane
   masks (a last panel narrower than ``cols``; a tail block of fewer than ``R`` pixels uses
   the kernel with that many rows). Applying it in a pass over a scratch tile cost 10-20%
   of the first layers' time.
-* **Task order and threads.** One task is one output row of one image for one column
-  panel. Tasks run panel by panel when the packed weight is larger than the padded input
-  (a panel then stays in L2 across rows), else row by row (the rows' input stays in cache
-  across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` split the padded copy and
-  the tasks into chunks that helper threads share with the caller
-  (:mod:`jitkernels.cpu.work_sharing`: no barrier waiting on a worker another process
-  holds off its core; numba's thread count).
+* **Task order and threads.** One task is one row of pixels (an output row of one image)
+  for one column panel. Tasks run panel by panel when the packed weight is larger than the
+  padded input (a panel then stays in L2 across rows), else row by row (the rows' input
+  stays in cache across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` split the
+  padded copy and the tasks into chunks that numba's threads claim from a counter
+  (:func:`jitkernels.cpu.work_sharing.share`): at most :data:`CHUNKS_PER_THREAD` per
+  thread, each of at least :data:`CHUNK_MIN_FLOPS` (~10 us).
 
 Each output is accumulated in (kernel row, kernel column, channel) order with fused
 multiply-adds, so it agrees with a float64 reference to float32 rounding.
 
-Cost rule (:func:`pays`, measured per layer against the direct kernel, Winograd and
-im2col + GEMM with ``benchmarks/implicit_conv_layers.py``; docs/kernels.md): float32, one
-group, dilation 1 along the width, more than 16 output channels
-(:data:`MIN_OUT_CHANNELS`), a stride-1 1x1 convolution (a plain GEMM) only when it is
-narrow or shallow (:data:`POINTWISE_MAX_NARROW`, :data:`POINTWISE_MAX_SHALLOW`), an inner
-dimension ``KH*KW*C`` of at most :data:`MAX_INNER`, AVX-512 on the CPU.
-``IRLIB_IMPLICIT_CONV=0`` turns it off.
+Cost rule (:func:`pays`, measured per layer against the direct kernel, Winograd, the
+packed GEMM and im2col + GEMM with ``benchmarks/implicit_conv_layers.py``; the table is in
+docs/kernels.md): float32, one group, dilation 1 along the width, at least 8 output
+channels (:data:`MIN_OUT_CHANNELS`), an inner dimension ``KH*KW*C`` of at most
+:data:`MAX_INNER`, AVX-512 on the CPU. Every stride-1 1x1 layer within that runs here: on
+one core it took 0.61-0.75x of the previous path's CPU time on SqueezeNet's squeezes and
+expansions, 0.81-0.97x on MobileNet's, DenseNet-121's and ResNet-50's pointwise layers up
+to 2048 channels. ``IRLIB_IMPLICIT_CONV=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -57,36 +68,25 @@ import os
 import numpy as np
 from numba import get_num_threads, njit, uint64
 
-from .broadcast_kernel import segmented_micro_kernels
+from .broadcast_kernel import SEGMENTED_SHAPES, segmented_micro_kernels
 from .conv_core import scratch
 from .epilogue import RESIDUAL, empty
 from .work_sharing import atomic_add, claim, finish, new_state, share
 from .weight_cache import WeightCache
 
-__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "POINTWISE_MAX_NARROW",
-           "POINTWISE_MAX_SHALLOW", "PARALLEL_MIN_FLOPS", "available",
+__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "PARALLEL_MIN_FLOPS", "available",
            "conv2d_nhwc", "enabled", "pack", "packed_weight", "panel_columns", "pays"]
 
 ENV_SWITCH = "IRLIB_IMPLICIT_CONV"
 """Environment variable: ``0`` (``off``/``false``/``no``) keeps every convolution on the
 other paths (read at each call)."""
 
-MIN_OUT_CHANNELS = 17
+MIN_OUT_CHANNELS = 8
 """Fewest output channels: narrower layers keep the direct kernel (:mod:`.direct_conv`),
-which vectorises over pixels (keyword spotting's 1->8 and 8->8 3x3 layers ran 1.2-1.5x
-slower here on a 32-column panel mostly of zeros, 16->16 3x3 layers 1.0-1.06x)."""
-
-POINTWISE_MAX_NARROW = 48
-"""A stride-1 1x1 convolution (a plain GEMM) runs here with at most this many output
-channels (the packed GEMM declines them: most of its 64 columns would be zeros, and
-OpenBLAS ran SqueezeNet's 128->32 and 256->48 squeezes 1.3-1.7x slower than this kernel's
-32-column panels) ..."""
-
-POINTWISE_MAX_SHALLOW = 64
-"""... or with at most this many input channels (a short depth loop: the epilogue applied
-in registers and the block stored straight into the output matter; measured without an
-epilogue, this kernel took 0.56-0.95x of the current path's time on SqueezeNet's 16->64 to
-64->256 expansions, MobileNet's 32->64 at 112x112 and ResNet-50's 64->64/64->256)."""
+which vectorises over pixels. On the 16-column kernel (one zmm per row) keyword spotting's
+8->8 and 8->16 3x3 layers ran at 0.88-0.90x of the direct kernel's time and its 1->8
+first layer at 1.03x (one thread, CPU time); on the 32-column kernel they had run
+1.13-1.44x slower."""
 
 MAX_INNER = 4096
 """Largest inner dimension ``KH*KW*C`` the cost rule sends here."""
@@ -94,8 +94,17 @@ MAX_INNER = 4096
 PARALLEL_MIN_FLOPS = 2e6
 """Layers with fewer flops run on the calling thread (a parallel region costs ~10-20 us)."""
 
+FLAT_ROW_BLOCKS = 4
+"""A stride-1 1x1 layer without padding reads its pixels as one run: its tasks are rows of
+this many kernel blocks (no short block at each output row's end); 0: one task per output
+row, as for the other layers."""
+
 CHUNKS_PER_THREAD = 4
-"""Task chunks per numba thread (for balance when another process holds a core)."""
+"""Task chunks per numba thread at most (for balance when another process holds a core)."""
+
+CHUNK_MIN_FLOPS = 1e6
+"""Fewest flops of one task chunk (~10 us on one core): a smaller layer is cut into fewer
+chunks, at least one per thread."""
 
 
 def enabled() -> bool:
@@ -122,85 +131,162 @@ def available() -> bool:
 
 
 def panel_columns(out_channels: int) -> int:
-    """Columns of the weight panels for ``out_channels``: 32 up to 32 channels, else 64."""
-    return 32 if out_channels <= 32 else 64
+    """Columns of the weight panels for ``out_channels``: the narrowest kernel width of
+    :data:`~jitkernels.cpu.broadcast_kernel.SEGMENTED_SHAPES` that holds them (16, 32, 48),
+    else 64."""
+    for columns in sorted(SEGMENTED_SHAPES):
+        if out_channels <= columns:
+            return columns
+    return max(SEGMENTED_SHAPES)
 
 
 # -- the micro-kernels -----------------------------------------------------------------------
 
 (_a1, _a2, _a3, _a4, _a5, _a6) = segmented_micro_kernels(64)
+(_c1, _c2, _c3, _c4, _c5, _c6, _c7, _c8) = segmented_micro_kernels(48)
 (_b1, _b2, _b3, _b4, _b5, _b6, _b7, _b8, _b9, _b10) = segmented_micro_kernels(32)
+(_d1, _d2, _d3, _d4, _d5, _d6, _d7, _d8, _d9, _d10, _d11, _d12, _d13,
+ _d14) = segmented_micro_kernels(16)
 
 
-@njit(cache=True)
-def _kernel64(rows, *args):
-    """The 64-column kernel of ``rows`` rows on ``args`` (see
-    :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`)."""
-    if rows == 6:
-        _a6(*args)
-    elif rows == 5:
+@njit(cache=True, nogil=True)
+def _run64(pixels, c, c_off, ldc, width, a, a_off, lda, *rest):
+    """``pixels`` consecutive output pixels (``ldc`` apart in ``c``, their rows of the
+    operand ``lda`` apart in ``a``) on the 64-column kernels, 6 at a time; ``rest`` as
+    :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels` takes it. One call runs
+    a whole row of blocks: a call per block cost 20% of a 16 -> 64 1x1 layer's time."""
+    full = pixels - pixels % 6
+    for p in range(0, full, 6):
+        _a6(c, c_off + p * ldc, ldc, width, a, a_off + p * lda, lda, *rest)
+    tail = pixels - full
+    args = (c, c_off + full * ldc, ldc, width, a, a_off + full * lda, lda) + rest
+    if tail == 5:
         _a5(*args)
-    elif rows == 4:
+    elif tail == 4:
         _a4(*args)
-    elif rows == 3:
+    elif tail == 3:
         _a3(*args)
-    elif rows == 2:
+    elif tail == 2:
         _a2(*args)
-    else:
+    elif tail == 1:
         _a1(*args)
 
 
-@njit(cache=True)
-def _kernel32(rows, *args):
-    """The 32-column kernel of ``rows`` rows on ``args`` (see
-    :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`)."""
-    if rows == 10:
-        _b10(*args)
-    elif rows == 9:
+@njit(cache=True, nogil=True)
+def _run48(pixels, c, c_off, ldc, width, a, a_off, lda, *rest):
+    """:func:`_run64` on the 48-column kernels, 8 pixels at a time."""
+    full = pixels - pixels % 8
+    for p in range(0, full, 8):
+        _c8(c, c_off + p * ldc, ldc, width, a, a_off + p * lda, lda, *rest)
+    tail = pixels - full
+    args = (c, c_off + full * ldc, ldc, width, a, a_off + full * lda, lda) + rest
+    if tail == 7:
+        _c7(*args)
+    elif tail == 6:
+        _c6(*args)
+    elif tail == 5:
+        _c5(*args)
+    elif tail == 4:
+        _c4(*args)
+    elif tail == 3:
+        _c3(*args)
+    elif tail == 2:
+        _c2(*args)
+    elif tail == 1:
+        _c1(*args)
+
+
+@njit(cache=True, nogil=True)
+def _run32(pixels, c, c_off, ldc, width, a, a_off, lda, *rest):
+    """:func:`_run64` on the 32-column kernels, 10 pixels at a time."""
+    full = pixels - pixels % 10
+    for p in range(0, full, 10):
+        _b10(c, c_off + p * ldc, ldc, width, a, a_off + p * lda, lda, *rest)
+    tail = pixels - full
+    args = (c, c_off + full * ldc, ldc, width, a, a_off + full * lda, lda) + rest
+    if tail == 9:
         _b9(*args)
-    elif rows == 8:
+    elif tail == 8:
         _b8(*args)
-    elif rows == 7:
+    elif tail == 7:
         _b7(*args)
-    elif rows == 6:
+    elif tail == 6:
         _b6(*args)
-    elif rows == 5:
+    elif tail == 5:
         _b5(*args)
-    elif rows == 4:
+    elif tail == 4:
         _b4(*args)
-    elif rows == 3:
+    elif tail == 3:
         _b3(*args)
-    elif rows == 2:
+    elif tail == 2:
         _b2(*args)
-    else:
+    elif tail == 1:
         _b1(*args)
+
+
+@njit(cache=True, nogil=True)
+def _run16(pixels, c, c_off, ldc, width, a, a_off, lda, *rest):
+    """:func:`_run64` on the 16-column kernels, 14 pixels at a time."""
+    full = pixels - pixels % 14
+    for p in range(0, full, 14):
+        _d14(c, c_off + p * ldc, ldc, width, a, a_off + p * lda, lda, *rest)
+    tail = pixels - full
+    args = (c, c_off + full * ldc, ldc, width, a, a_off + full * lda, lda) + rest
+    if tail >= 7:
+        if tail == 13:
+            _d13(*args)
+        elif tail == 12:
+            _d12(*args)
+        elif tail == 11:
+            _d11(*args)
+        elif tail == 10:
+            _d10(*args)
+        elif tail == 9:
+            _d9(*args)
+        elif tail == 8:
+            _d8(*args)
+        else:
+            _d7(*args)
+    elif tail == 6:
+        _d6(*args)
+    elif tail == 5:
+        _d5(*args)
+    elif tail == 4:
+        _d4(*args)
+    elif tail == 3:
+        _d3(*args)
+    elif tail == 2:
+        _d2(*args)
+    elif tail == 1:
+        _d1(*args)
 
 
 # -- the convolution -------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, inline="always")
 def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
-    """Run tasks ``first:last`` of ``N*OH*panels``, each one output row of one image for one
-    column panel: panel-major (``geometry[14]``: task ``t`` is panel ``t // (N*OH)``) or
+    """Run tasks ``first:last`` of ``rows*panels``, each one output row of one image for one
+    column panel: panel-major (``geometry[14]``: task ``t`` is panel ``t // rows``) or
     row-major (panel ``t % panels``).
 
     ``geometry`` = ``(Hp, Wp, C, OH, OW, O, KH, KW, sh, sw, dh, cols, top, left,
-    panel_major)``; ``padded`` the flat zero-padded image, ``bp`` the flat packed weight,
-    ``out`` the flat output. Inlined into :func:`_shared`, as :func:`_pad_rows` is: numba
-    optimises a separately compiled callee again inside its caller (the module's cold
-    compile took 11 s instead of 6).
+    panel_major, rows, pixels)``: ``rows`` the output rows of all images, ``pixels`` the
+    output pixels (fewer than ``rows*OW`` when a 1x1 layer's pixels are cut into rows of
+    ``OW``: the last row is short); ``padded`` the flat zero-padded image, ``bp`` the flat
+    packed weight, ``out`` the flat output. Inlined into
+    :func:`_shared`, as :func:`_pad_rows` is: numba optimises a separately compiled callee
+    again inside its caller (the module's cold compile took 11 s instead of 6).
     """
     hp, wp, channels, oh, ow, out_channels = (geometry[0], geometry[1], geometry[2],
                                               geometry[3], geometry[4], geometry[5])
     kh, kw, sh, sw, dh, cols = (geometry[6], geometry[7], geometry[8], geometry[9],
                                 geometry[10], geometry[11])
+    rows, pixels = geometry[15], geometry[16]
     panels = (out_channels + cols - 1) // cols
     depth = kh * kw * channels
     steps = kw * channels
     seg = dh * wp * channels
     lda = sw * channels
-    block = 6 if cols == 64 else 10
-    rows = padded.shape[0] // (hp * wp * channels) * oh
     for t in range(first, last):
         if geometry[14]:                    # panel-major: a panel stays in L2 across rows
             jb = t // rows
@@ -215,16 +301,17 @@ def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
         b_off = jb * depth * cols
         a_row = ((n * hp + i * sh) * wp) * channels
         o_row = (n * oh + i) * ow
-        for j0 in range(0, ow, block):
-            count = min(block, ow - j0)
-            a_off = a_row + j0 * lda
-            c_off = (o_row + j0) * out_channels + c0
-            if cols == 64:
-                _kernel64(count, out, c_off, out_channels, width, padded, a_off, lda, bp,
-                          b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
-            else:
-                _kernel32(count, out, c_off, out_channels, width, padded, a_off, lda, bp,
-                          b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
+        count = min(ow, pixels - o_row)
+        args = (count, out, o_row * out_channels + c0, out_channels, width, padded, a_row,
+                lda, bp, b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
+        if cols == 64:
+            _run64(*args)
+        elif cols == 48:
+            _run48(*args)
+        elif cols == 32:
+            _run32(*args)
+        else:
+            _run16(*args)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -274,7 +361,7 @@ def _shared(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
         while atomic_add(pad_state, 1, 0) < chunks:
             pass
     cols = geometry[11]
-    tasks = x.shape[0] * geometry[3] * ((geometry[5] + cols - 1) // cols)
+    tasks = geometry[15] * ((geometry[5] + cols - 1) // cols)
     flat_in, flat_w, flat_out = padded.reshape(-1), bp.reshape(-1), out.reshape(-1)
     while True:
         chunk = claim(state, chunks)
@@ -333,9 +420,6 @@ def pays(channels: int, out_channels: int, kernel, strides, dilation, out_positi
     """
     if np.dtype(dtype) != np.float32 or dilation[1] != 1 or out_positions == 0:
         return False
-    if tuple(kernel) == (1, 1) and tuple(strides) == (1, 1) and not (
-            out_channels <= POINTWISE_MAX_NARROW or channels <= POINTWISE_MAX_SHALLOW):
-        return False
     if out_channels < MIN_OUT_CHANNELS or kernel[0] * kernel[1] * channels > MAX_INNER:
         return False
     return available()
@@ -393,15 +477,22 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
         raise IRError(f"implicit_conv.conv2d_nhwc: the epilogue adds a residual of "
                       f"{residual.size} elements to an output of {out.size}")
     panel_major = bp.size > batch * hp * wp * channels
-    geometry = tuple(int(v) for v in (hp, wp, channels, oh, ow, out_channels, kh, kw,
-                                      strides[0], strides[1], dilation[0], cols, before[0],
-                                      before[1], panel_major))
+    block = SEGMENTED_SHAPES[cols]
+    pixels = batch * oh * ow
+    if FLAT_ROW_BLOCKS and (kh, kw) == (1, 1) and not pad and tuple(strides) == (1, 1):
+        # a plain product: all pixels in one run, cut into rows of whole blocks
+        hp = oh = -(-pixels // (block * FLAT_ROW_BLOCKS))
+        wp = ow = min(pixels, block * FLAT_ROW_BLOCKS)
+        batch = 1
+    geometry = np.array((hp, wp, channels, oh, ow, out_channels, kh, kw, strides[0],
+                         strides[1], dilation[0], cols, before[0], before[1], panel_major,
+                         batch * oh, pixels), np.int64)
     flops = 2.0 * out.size * kh * kw * channels
     tasks = batch * oh * -(-out_channels // cols)
     if threads is None:
         threads = get_num_threads() if flops >= PARALLEL_MIN_FLOPS else 1
     chunks = 1 if threads <= 1 or flops < PARALLEL_MIN_FLOPS else min(
-        tasks, threads * CHUNKS_PER_THREAD)
+        tasks, threads * CHUNKS_PER_THREAD, max(threads, int(flops // CHUNK_MIN_FLOPS)))
     state = new_state()
     args = (x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks, new_state(),
             state)

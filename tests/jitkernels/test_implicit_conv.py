@@ -1,11 +1,12 @@
 """The implicit-GEMM NHWC convolution (jitkernels/cpu/implicit_conv.py) and its segmented
 micro-kernels (jitkernels/cpu/broadcast_kernel.py): the kernels against the sum they
 define, written here in numpy; the convolution against a numpy convolution in float64
-(hypothesis over channels, output channels on both panel widths and past a panel, kernel
-sizes, strides, asymmetric padding, height dilation, odd sizes and row tails, batch,
-every fused epilogue kind, on the caller alone and shared with helper threads, row- and
-panel-major task orders); the weight cache; the cost rule, the ``IRLIB_IMPLICIT_CONV``
-switch and the hook in the conv kernel; the errors."""
+(hypothesis over channels, output channels on every panel width (16, 32, 48, 64) and past
+a panel, kernel sizes, strides, asymmetric padding, height dilation, odd sizes and row
+tails, batch, every fused epilogue kind, on the caller alone and shared with helper
+threads, row- and panel-major task orders; stride-1 1x1 layers as one run of pixels with
+tails); the weight cache; the cost rule, the ``IRLIB_IMPLICIT_CONV`` switch and the hook in
+the conv kernel; the errors."""
 
 from __future__ import annotations
 
@@ -95,14 +96,15 @@ def test_segmented_kernel_matches_its_definition(cols, data):
 
 def test_segmented_kernels_reject_other_widths():
     with pytest.raises(IRError, match="columns must be one of"):
-        segmented_micro_kernels(48)
+        segmented_micro_kernels(24)
 
 
 @st.composite
 def layers(draw):
     """(x shape, weight shape, strides, dilation, before, after, seed)."""
     channels = draw(st.one_of(st.integers(1, 4), st.integers(5, 40)))
-    out_channels = draw(st.one_of(st.integers(17, 33), st.integers(60, 70),
+    out_channels = draw(st.one_of(st.integers(8, 17), st.integers(17, 33),
+                                  st.integers(33, 49), st.integers(60, 70),
                                   st.integers(120, 135)))
     kernel = (draw(st.integers(1, 7)), draw(st.integers(1, 7)))
     strides = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
@@ -130,7 +132,8 @@ def _force_helpers(patch):
     """Every layer takes the shared form and posts its job to the helper threads."""
     patch.setattr(implicit_conv, "PARALLEL_MIN_FLOPS", 0)
     patch.setattr(work_sharing, "others_busy", lambda: 0.0)
-    patch.setitem(work_sharing._STALLS, "until", 0.0)
+    if hasattr(work_sharing, "_STALLS"):        # the helper-thread form's back-off
+        patch.setitem(work_sharing._STALLS, "until", 0.0)
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -153,6 +156,42 @@ def test_conv_matches_numpy(case, threads, data):
         implicit_conv.conv2d_nhwc(x, w, out, strides, dilation, before, after, epilogue,
                                   threads=threads)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(batch=st.integers(1, 3), height=st.integers(1, 23), width=st.integers(1, 23),
+       channels=st.one_of(st.integers(1, 20), st.integers(40, 90)),
+       out_channels=st.one_of(st.integers(8, 20), st.integers(28, 52), st.integers(60, 140)),
+       flat=st.sampled_from([implicit_conv.FLAT_ROW_BLOCKS, 1, 0]),
+       threads=st.sampled_from([1, 2]), data=st.data())
+def test_pointwise_matches_numpy(batch, height, width, channels, out_channels, flat, threads,
+                                 data):
+    """Stride-1 1x1 layers (all pixels of all images one run, cut into rows of ``flat``
+    kernel blocks; 0: one task per output row): pixel counts that are not a multiple of any
+    kernel's rows, channels that are not a multiple of 16, every panel width, every
+    epilogue kind, on one thread and shared."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = rng.standard_normal((batch, height, width, channels)).astype(np.float32)
+    w = rng.standard_normal((1, 1, channels, out_channels)).astype(np.float32)
+    w.flags.writeable = False
+    expected = numpy_conv_nhwc(x, w, (1, 1), (1, 1), (0, 0), (0, 0))
+    kinds, vectors, residual = _epilogue(data.draw, rng, expected.shape)
+    expected = apply_epilogue_steps(expected, kinds, vectors, residual)
+    out = np.full(expected.shape, np.nan, np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(implicit_conv, "FLAT_ROW_BLOCKS", flat)
+        if threads > 1:
+            _force_helpers(patch)
+        implicit_conv.conv2d_nhwc(x, w, out, (1, 1), (1, 1), (0, 0), (0, 0),
+                                  Epilogue(np.array(kinds, np.int64), vectors, residual),
+                                  threads=threads)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_panel_columns_fit_the_output_channels():
+    """The narrowest kernel that holds a layer's channels: no panel of 16-lane zeros."""
+    assert [implicit_conv.panel_columns(o) for o in (8, 16, 17, 32, 33, 48, 49, 64, 65, 200)] \
+        == [16, 16, 32, 32, 48, 48, 64, 64, 64, 64]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -237,11 +276,14 @@ def test_cost_rule(monkeypatch):
     assert pays(3, 64, (7, 7), (2, 2), (1, 1), 112 * 112)            # ResNet conv1
     assert pays(3, 32, (3, 3), (2, 2), (1, 1), 112 * 112)            # MobileNet conv1
     assert pays(64, 128, (1, 1), (2, 2), (1, 1), 28 * 28)            # a strided 1x1
-    assert not pays(128, 64, (1, 1), (1, 1), (1, 1), 56 * 56)        # a plain GEMM
+    assert pays(128, 64, (1, 1), (1, 1), (1, 1), 56 * 56)            # a plain GEMM
+    assert pays(1024, 1024, (1, 1), (1, 1), (1, 1), 7 * 7)           # a deep, wide one
     assert pays(128, 32, (1, 1), (1, 1), (1, 1), 27 * 27)            # narrow 1x1
-    assert pays(64, 256, (1, 1), (1, 1), (1, 1), 56 * 56)            # shallow 1x1
-    assert not pays(64, 16, (1, 1), (1, 1), (1, 1), 55 * 55)         # 16 columns
-    assert not pays(8, 8, (3, 3), (1, 1), (1, 1), 40 * 100)          # the direct kernel's
+    assert pays(64, 16, (1, 1), (1, 1), (1, 1), 55 * 55)             # 16 columns
+    assert pays(16, 16, (3, 3), (1, 1), (1, 1), 56 * 56)
+    assert pays(8, 8, (3, 3), (1, 1), (1, 1), 40 * 100)
+    assert not pays(8, 7, (3, 3), (1, 1), (1, 1), 40 * 100)          # the direct kernel's
+    assert not pays(8192, 64, (1, 1), (1, 1), (1, 1), 49)            # inner > MAX_INNER
     assert not pays(3, 32, (3, 3), (1, 1), (1, 2), 100)              # width dilation
     assert not pays(3, 32, (3, 3), (1, 1), (1, 1), 100, np.float64)
     assert not pays(1024, 64, (3, 3), (1, 1), (1, 1), 100)           # inner > MAX_INNER
