@@ -62,8 +62,10 @@ to 2048 channels. ``IRLIB_IMPLICIT_CONV=0`` turns it off.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+from typing import NamedTuple
 
 import numpy as np
 from numba import get_num_threads, njit, uint64
@@ -452,51 +454,78 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
         raise IRError(f"implicit_conv.conv2d_nhwc: needs C-contiguous float32 data and "
                       f"output and a float32 weight, got {x.dtype} data, {weight.dtype} "
                       f"weight, {out.dtype} output")
-    batch, height, width, channels = x.shape
-    kh, kw, _, out_channels = weight.shape
-    hp, wp = height + before[0] + after[0], width + before[1] + after[1]
-    oh = (hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1
-    ow = (wp - kw) // strides[1] + 1
-    if dilation[1] != 1 or out.size != batch * max(oh, 0) * max(ow, 0) * out_channels:
+    plan = _plan(x.shape, weight.shape, tuple(strides), tuple(dilation), tuple(before),
+                 tuple(after), FLAT_ROW_BLOCKS)
+    if dilation[1] != 1 or out.size != plan.out_size:
         raise IRError(f"implicit_conv.conv2d_nhwc: data {x.shape}, weight {weight.shape}, "
                       f"dilation {tuple(dilation)}, output of {out.size} elements: needs a "
-                      f"width dilation of 1 and a ({batch}, {oh}, {ow}, {out_channels}) "
-                      f"output")
+                      f"width dilation of 1 and a {plan.out_shape} output")
     if out.size == 0:
         return
-    cols = panel_columns(out_channels)
-    bp = packed_weight(weight, cols)
-    pad = bool(before[0] or before[1] or after[0] or after[1])
-    padded = scratch("implicit_pad", (batch, hp, wp, channels), np.float32) if pad else x
+    bp = packed_weight(weight, plan.cols)
+    padded = scratch("implicit_pad", plan.padded_shape, np.float32) if plan.pad else x
     steps = epilogue if epilogue is not None else empty(np.float32)
     # the micro-kernel addresses these by element offsets: C-contiguous, as typed
     kinds = np.ascontiguousarray(steps.kinds, np.int64)
     vectors = np.ascontiguousarray(steps.vectors, np.float32)
     residual = np.ascontiguousarray(steps.residual, np.float32)
-    if (kinds == RESIDUAL).any() and residual.size != out.size:
+    if residual.size != out.size and RESIDUAL in kinds.tolist():
         raise IRError(f"implicit_conv.conv2d_nhwc: the epilogue adds a residual of "
                       f"{residual.size} elements to an output of {out.size}")
-    panel_major = bp.size > batch * hp * wp * channels
-    block = SEGMENTED_SHAPES[cols]
-    pixels = batch * oh * ow
-    if FLAT_ROW_BLOCKS and (kh, kw) == (1, 1) and not pad and tuple(strides) == (1, 1):
-        # a plain product: all pixels in one run, cut into rows of whole blocks
-        hp = oh = -(-pixels // (block * FLAT_ROW_BLOCKS))
-        wp = ow = min(pixels, block * FLAT_ROW_BLOCKS)
-        batch = 1
-    geometry = np.array((hp, wp, channels, oh, ow, out_channels, kh, kw, strides[0],
-                         strides[1], dilation[0], cols, before[0], before[1], panel_major,
-                         batch * oh, pixels), np.int64)
-    flops = 2.0 * out.size * kh * kw * channels
-    tasks = batch * oh * -(-out_channels // cols)
     if threads is None:
-        threads = get_num_threads() if flops >= PARALLEL_MIN_FLOPS else 1
-    chunks = 1 if threads <= 1 or flops < PARALLEL_MIN_FLOPS else min(
-        tasks, threads * CHUNKS_PER_THREAD, max(threads, int(flops // CHUNK_MIN_FLOPS)))
+        threads = get_num_threads() if plan.flops >= PARALLEL_MIN_FLOPS else 1
+    chunks = 1 if threads <= 1 or plan.flops < PARALLEL_MIN_FLOPS else min(
+        plan.tasks, threads * CHUNKS_PER_THREAD,
+        max(threads, int(plan.flops // CHUNK_MIN_FLOPS)))
     state = new_state()
-    args = (x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks, new_state(),
-            state)
+    args = (x, padded, plan.pad, bp, out, plan.geometry, kinds, vectors, residual, chunks,
+            new_state(), state)
     if chunks == 1:
         _shared(*args)
     else:
         share(_shared, args, state, chunks, threads)
+
+
+class _Plan(NamedTuple):
+    """What a layer's shapes and attributes fix for :func:`conv2d_nhwc` (memoised: a graph
+    runs each layer with the same ones every time)."""
+
+    out_shape: tuple
+    out_size: int
+    cols: int
+    pad: bool
+    padded_shape: tuple
+    geometry: np.ndarray
+    flops: float
+    tasks: int
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(shape, wshape, strides, dilation, before, after, flat) -> _Plan:
+    """The :class:`_Plan` of a layer: data ``shape`` (NHWC), weight ``wshape`` (HWIO), the
+    attributes as :func:`conv2d_nhwc` takes them (tuples) and :data:`FLAT_ROW_BLOCKS`."""
+    batch, height, width, channels = shape
+    kh, kw, _, out_channels = wshape
+    hp, wp = height + before[0] + after[0], width + before[1] + after[1]
+    oh = (hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wp - kw) // strides[1] + 1
+    out_shape = (batch, max(oh, 0), max(ow, 0), out_channels)
+    cols = panel_columns(out_channels)
+    pad = bool(before[0] or before[1] or after[0] or after[1])
+    padded_shape = (batch, hp, wp, channels)
+    packed = -(-out_channels // cols) * cols * kh * kw * channels
+    panel_major = packed > batch * hp * wp * channels
+    pixels = batch * max(oh, 0) * max(ow, 0)
+    flops = 2.0 * pixels * out_channels * kh * kw * channels
+    if flat and (kh, kw) == (1, 1) and not pad and strides == (1, 1):
+        # a plain product: all pixels in one run, cut into rows of whole blocks
+        span = SEGMENTED_SHAPES[cols] * flat
+        hp = oh = -(-pixels // span)
+        wp = ow = min(pixels, span)
+        batch = 1
+    geometry = np.array((hp, wp, channels, oh, ow, out_channels, kh, kw, strides[0],
+                         strides[1], dilation[0], cols, before[0], before[1], panel_major,
+                         batch * oh, pixels), np.int64)
+    geometry.flags.writeable = False
+    return _Plan(out_shape, math.prod(out_shape), cols, pad, padded_shape, geometry, flops,
+                 batch * oh * -(-out_channels // cols))
