@@ -3,18 +3,22 @@
 Strategy (issue #17: the NHWC max pools of SqueezeNet, ResNet, DenseNet and Inception ran at
 1.4-3x, the stride-1 average pools of Inception at 4-5x, the time of a copy of their bytes):
 
-* **Vector blocks.** Channels go in blocks of 16 (:data:`~jitkernels.cpu.simd.LANES`); a
-  2x2 or 3x3 window (one depth tap) is reduced in registers by
-  :func:`~jitkernels.cpu.simd.row_max` / :func:`~jitkernels.cpu.simd.row_sum` along a run:
-  per pixel and block, one vector load per tap and one store. A tap outside the image is
-  masked (average: it counts as zero) or replaced by an inside tap of the same window (max:
-  the result is unchanged), so no element is bounds-checked. The old kernel's per-pixel
-  channel loops (``for k in range(C)``, max by compare-and-select) were left scalar by LLVM.
-* **Two forms** (:func:`use_spans`): *along the row*, one task per ``(n, output depth,
-  output row, channel chunk)``, per block the row's interior pixels (whole window inside the
-  image) as one run and the border pixels as runs of one; *along the channels*, one task per
-  output row, per pixel one run over its channel blocks (rows of few pixels and many
-  channels: Inception's 17x17x768 and 8x8x1280).
+* **Vector blocks, pixel by pixel.** Channels go in blocks of 16
+  (:data:`~jitkernels.cpu.simd.LANES`). A 2x2 or 3x3 window (one depth tap) is reduced in
+  registers by :func:`pixels_max` / :func:`pixels_sum` over a run of output pixels and, for
+  each pixel, all of the task's channel blocks: per pixel and block one vector load per tap
+  and one store, the input read in address order (each tap row is one forward stream). A
+  tap outside the image is masked (average: it counts as zero) or replaced by an inside tap
+  of the same window (max: the result is unchanged), so no element is bounds-checked. One
+  task is ``(n, output depth, output row, channel chunk)``; a row's interior pixels (whole
+  window inside the image) are one run, each border pixel a run of one.
+* The previous form ran each channel block along the whole output row before the next
+  block: with 64-256 channels a stride-2 row then read one 64-byte line in every 8-32 per
+  step, a stream the hardware prefetchers do not follow across 4 KiB pages, and each line
+  was fetched from L3 or memory on demand. Measured (median CPU µs, one thread, SqueezeNet
+  1.1's three max pools 3x3/2 as the graph runs them, interleaved with the old kernel; see
+  docs/kernels.md): 112x112x64 241 -> 156, 55x55x128 105 -> 82, 27x27x256 (then run along
+  the channels per pixel) 69 -> 61.
 * **Other windows** (any size, dilation, depth) go tap by tap: each tap is one
   :func:`~jitkernels.cpu.simd.row_max_into` / :func:`~jitkernels.cpu.simd.row_add_into`
   over the run of output pixels whose input column is inside the image.
@@ -31,23 +35,103 @@ replaces the running max (Relay's rule, as the reference).
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import get_num_threads, njit, prange
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
-from .simd import LANES, row_add_into, row_fill, row_max, row_max_into, row_scale, row_sum
+from .simd import LANES, _Emitter, _flat, _ints, _numbers, _taps, row_add_into, row_fill, \
+    row_max_into, row_scale
 from .window_taps import inside_bits, inside_index, tap_mask
 
-__all__ = ["pool_ndhwc_blocked", "axis_counts", "use_spans", "SERIAL_MAX_WORK",
-           "SPAN_MIN_RATIO", "MIN_TASKS"]
+__all__ = ["pool_ndhwc_blocked", "run_window", "window_tuple", "task_split", "axis_counts",
+           "pixels_max", "pixels_sum",
+           "SERIAL_MAX_WORK", "MIN_TASKS"]
 
 SERIAL_MAX_WORK = 1 << 16
 """Window reads (output elements x window taps) below which the pool runs on the calling
 thread (no parallel launch or closing barrier)."""
 
-SPAN_MIN_RATIO = 1.0
-"""See :func:`use_spans`."""
-
 MIN_TASKS = 16
 """Fewest tasks the channel chunking aims for (several per thread, for balance)."""
+
+
+def _pixels(kind: str, doc: str):
+    """The intrinsic ``pixels_<kind>(out, at, out_step, x, x_offsets, step, count, blocks,
+    factor, mask)``: for ``p < count`` and ``b < blocks``, the output block at ``at +
+    p*out_step + b*LANES`` reduces the input blocks at ``x_offsets[t] + p*step + b*LANES``
+    (``kind`` ``"max"``: the lane-wise max, a NaN never winning; ``"sum"``: ``factor`` times
+    the sum of the taps whose bit is set in ``mask``, the others counting as zeros)."""
+    def typer(typingctx, out, at, out_step, x, x_offsets, step, count, blocks, factor, mask):
+        if not (_flat(out, x) and _ints(at, out_step, step, count, blocks, mask)
+                and _taps(x_offsets) and _numbers(factor)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            e = _Emitter(context, builder, signature, args, out.dtype)
+            if kind == "max":
+                _pixel_loops(e, lambda values: _max_of(e, values))
+                return context.get_dummy_value()
+            taps = len(signature.args[4])
+            mask = e.intp(9)
+            bits = e.tap_bits(mask, taps)
+            full = builder.icmp_unsigned("==", mask, ir.Constant(mask.type, (1 << taps) - 1))
+            scale, zero = e.splat(e.value(8)), e.constant(0.0)
+
+            def total(values, masked):
+                if masked:
+                    values = [builder.select(bit, v, zero) for bit, v in zip(bits, values)]
+                result = values[0]
+                for value in values[1:]:
+                    result = builder.fadd(result, value)
+                return builder.fmul(result, scale)
+            with builder.if_else(full) as (interior, border):
+                with interior:
+                    _pixel_loops(e, lambda values: total(values, False))
+                with border:
+                    _pixel_loops(e, lambda values: total(values, True))
+            return context.get_dummy_value()
+        return types.void(out, at, out_step, x, x_offsets, step, count, blocks, factor,
+                          mask), codegen
+    typer.__name__ = typer.__qualname__ = "pixels_" + kind
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+def _max_of(e, values):
+    """The lane-wise max of ``-inf`` and ``values`` in order, a NaN never winning."""
+    best = e.constant(float("-inf"))
+    for value in values:
+        best = e.max_keep(best, value)
+    return best
+
+
+def _pixel_loops(e, reduce):
+    """Emit ``for p < count: for b < blocks: out block = reduce(the taps' blocks)`` for the
+    arguments of a :func:`_pixels` intrinsic."""
+    builder = e.builder
+    out_data, x_data, xs = e.data(0), e.data(3), e.offsets(4)
+    first, out_step, step = e.intp(1), e.intp(2), e.intp(5)
+    lanes = ir.Constant(first.type, LANES)
+    with cgutils.for_range(builder, e.intp(6)) as pixel:
+        moved = builder.mul(pixel.index, step)
+        at = e.moved(first, out_step, pixel.index)
+        with cgutils.for_range(builder, e.intp(7)) as block:
+            offset = builder.mul(block.index, lanes)
+            shift = builder.add(moved, offset)
+            values = [e.load(x_data, builder.add(xo, shift)) for xo in xs]
+            e.store(reduce(values), out_data, builder.add(at, offset))
+
+
+pixels_max = _pixels("max", "``out[at + p*out_step + b*LANES:][:LANES]`` = the lane-wise max "
+                     "of ``-inf`` and ``x[x_offsets[t] + p*step + b*LANES:][:LANES]`` (a "
+                     "NaN never winning) for ``p < count``, ``b < blocks``; ``factor`` and "
+                     "``mask`` are ignored (callers repeat an inside tap's offset in an "
+                     "outside tap's place).")
+pixels_sum = _pixels("sum", "``out[at + p*out_step + b*LANES:][:LANES] = factor * sum_t "
+                     "x[x_offsets[t] + p*step + b*LANES:][:LANES]`` over the taps whose bit "
+                     "is set in ``mask`` (a masked tap's offset must still be readable), for "
+                     "``p < count``, ``b < blocks``.")
 
 
 @njit(cache=True, inline="always")
@@ -82,22 +166,28 @@ def _tap_columns(count, stride, offset, width):
 
 
 @njit(cache=True)
+def _fill_pixels(target, at, c, value, count, blocks):
+    """Blocks ``0..blocks`` of ``count`` consecutive output pixels set to ``value``."""
+    for p in range(count):
+        row_fill(target, at + p * c, LANES, value, blocks)
+
+
+@njit(cache=True)
 def _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_hi, counts_h,
-                  counts_w, depth_count, is_max, spans):
+                  counts_w, depth_count, is_max):
     """One output row's whole channel blocks for a 2x2 or 3x3 window with one depth tap
-    inside the image, the taps outside the image masked (average) or replaced by an inside
-    tap (max). Along the row (``spans`` False): per block, the interior pixels as one run,
-    the border ones one by one. Along the channels (``spans`` True): per pixel, one run
-    over its blocks."""
+    inside the image: the interior pixels as one :func:`pixels_max` / :func:`pixels_sum`
+    run, each border pixel as a run of one with the taps outside the image masked (average)
+    or replaced by an inside tap (max)."""
     (depth, height, width, channels, od, oh, ow, kd, kh, kw, sd, sh, sw, dd, dh, dw, front,
      top, left) = geometry
     c = channels
+    empty = -np.inf if is_max else 0.0
     y0 = i * sh - top
     out_row = ((n * od + k) * oh + i) * ow * c + c_lo
     row_bits = inside_bits(y0, dh, kh, height)
     if row_bits == 0:
-        for q in range(blocks):
-            row_fill(target, out_row + q * LANES, c, -np.inf if is_max else 0.0, ow)
+        _fill_pixels(target, out_row, c, empty, ow, blocks)
         return
     plane = (n * depth + k * sd - front) * height
     l0 = (plane + y0 + inside_index(row_bits, 0) * dh) * width * c + c_lo
@@ -105,48 +195,37 @@ def _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_h
     l2 = l1
     if kh == 3:
         l2 = (plane + y0 + inside_index(row_bits, 2) * dh) * width * c + c_lo
-    # A run's output and input steps, its blocks' offsets, and calls per pixel group.
-    out_step, step, stride, calls = c, sw * c, LANES, blocks
-    if spans:
-        out_step, step, stride, calls = LANES, LANES, 0, 1
+    step = sw * c
     j = 0
     while j < ow:
-        count = 1
-        if col_lo < col_hi and j == col_lo and not spans:
-            count = col_hi - col_lo
-        runs = blocks if spans else count
+        count = col_hi - col_lo if col_lo < col_hi and j == col_lo else 1
         x0 = j * sw - left
         col_bits = inside_bits(x0, dw, kw, width)
         at = out_row + j * c
-        factor = 1.0
-        if not is_max:
-            factor = 1.0 / max(depth_count * counts_h[i] * counts_w[j], 1)
         if col_bits == 0:
-            for q in range(calls):
-                row_fill(target, at + q * stride, out_step, -np.inf if is_max else 0.0, runs)
+            _fill_pixels(target, at, c, empty, count, blocks)
             j += count
             continue
         mask = tap_mask(row_bits, col_bits, kh, kw)
+        factor = 1.0
+        if not is_max:
+            factor = 1.0 / max(depth_count * counts_h[i] * counts_w[j], 1)
         e0 = (x0 + inside_index(col_bits, 0) * dw) * c
         e1 = (x0 + inside_index(col_bits, 1) * dw) * c
-        e2 = e1
-        if kw == 3:
+        if kh == 3:
             e2 = (x0 + inside_index(col_bits, 2) * dw) * c
-        for q in range(calls):
-            s = q * stride
-            if kh == 3:
-                taps = (l0 + e0 + s, l0 + e1 + s, l0 + e2 + s, l1 + e0 + s, l1 + e1 + s,
-                        l1 + e2 + s, l2 + e0 + s, l2 + e1 + s, l2 + e2 + s)
-                if is_max:
-                    row_max(target, at + s, out_step, source, taps, step, runs)
-                else:
-                    row_sum(target, at + s, out_step, source, taps, step, runs, factor, mask)
+            taps = (l0 + e0, l0 + e1, l0 + e2, l1 + e0, l1 + e1, l1 + e2, l2 + e0, l2 + e1,
+                    l2 + e2)
+            if is_max:
+                pixels_max(target, at, c, source, taps, step, count, blocks, factor, mask)
             else:
-                pair = (l0 + e0 + s, l0 + e1 + s, l1 + e0 + s, l1 + e1 + s)
-                if is_max:
-                    row_max(target, at + s, out_step, source, pair, step, runs)
-                else:
-                    row_sum(target, at + s, out_step, source, pair, step, runs, factor, mask)
+                pixels_sum(target, at, c, source, taps, step, count, blocks, factor, mask)
+        else:
+            pair = (l0 + e0, l0 + e1, l1 + e0, l1 + e1)
+            if is_max:
+                pixels_max(target, at, c, source, pair, step, count, blocks, factor, mask)
+            else:
+                pixels_sum(target, at, c, source, pair, step, count, blocks, factor, mask)
         j += count
 
 
@@ -225,7 +304,7 @@ def _scalar_channels(source, target, geometry, n, k, i, c_lo, counts_d, counts_h
 
 
 @njit(cache=True)
-def _tasks(x, out, window, first, last, chunks, is_max, include_pad, spans):
+def _tasks(x, out, window, first, last, chunks, is_max, include_pad):
     """Tasks ``first:last`` of the pool: ``(n, output depth, output row, channel chunk)``,
     the chunk fastest. ``window`` is ``(kd, kh, kw, sd, sh, sw, dd, dh, dw, front, top,
     left, back, bottom, right)``."""
@@ -255,7 +334,7 @@ def _tasks(x, out, window, first, last, chunks, is_max, include_pad, spans):
         z = k * sd - front
         if small and 0 <= z < depth:
             _small_window(source, target, geometry, n, k, i, c_lo, blocks, col_lo, col_hi,
-                          counts_h, counts_w, counts_d[k], is_max, spans)
+                          counts_h, counts_w, counts_d[k], is_max)
         elif blocks:
             _any_window(source, target, geometry, n, k, i, c_lo, blocks, counts_d, counts_h,
                         counts_w, is_max)
@@ -265,63 +344,74 @@ def _tasks(x, out, window, first, last, chunks, is_max, include_pad, spans):
 
 
 @njit(cache=True, parallel=True)
-def _parallel(x, out, window, tasks, chunks, is_max, include_pad, spans, pieces):
+def _parallel(x, out, window, tasks, chunks, is_max, include_pad, pieces):
     """The tasks cut into ``pieces`` contiguous ranges, one ``prange`` iteration each."""
     for piece in prange(pieces):
         _tasks(x, out, window, piece * tasks // pieces, (piece + 1) * tasks // pieces,
-               chunks, is_max, include_pad, spans)
+               chunks, is_max, include_pad)
 
 
 def pool_ndhwc_blocked(x, out, pool, strides, dilation, pads, after, is_max, include_pad,
-                       threads=None, spans=None):
+                       threads=None):
     """Max or average pooling of channels-last ``(N, D, H, W, C)`` into ``(N, OD, OH, OW,
     C)`` (both C-contiguous, one float dtype; ``out`` overwritten).
 
-    The serial and parallel paths are separate compiled functions called from here (a
-    compiled function that called both would compile the kernel's code once more: numba
-    re-optimises every callee inside each caller).
-
     Args:
+        x, out: the input and the output, 5-d.
         pool, strides, dilation, pads, after: 3-tuples (pads/after: the padding before and
             after each spatial axis; ``out``'s shape may reach past ``after`` in ceil mode).
         is_max: max pooling when True, else average.
         include_pad: average over positions inside the explicit padding too.
         threads: the parallel pieces to cut the work into (default: numba's thread
             count); 1 runs on the calling thread.
-        spans: run 2x2/3x3 windows along each pixel's channels (True) or along the output
-            row per channel block (False); default :func:`use_spans`.
     """
-    window = (int(pool[0]), int(pool[1]), int(pool[2]), int(strides[0]), int(strides[1]),
-              int(strides[2]), int(dilation[0]), int(dilation[1]), int(dilation[2]),
-              int(pads[0]), int(pads[1]), int(pads[2]), int(after[0]), int(after[1]),
-              int(after[2]))
-    rows = out.shape[0] * out.shape[1] * out.shape[2]
-    if spans is None:
-        spans = use_spans(out.shape[3], x.shape[4])
-    # Channel chunks only along rows (long runs along the channels keep the prefetchers busy).
-    chunks = 1
-    if not spans:
-        chunks = max(1, min(max(1, x.shape[4] // LANES), -(-MIN_TASKS // max(rows, 1))))
-    tasks = rows * chunks
-    if out.size * window[0] * window[1] * window[2] < SERIAL_MAX_WORK or tasks < 2:
+    run_window(x, out, window_tuple(pool, strides, dilation, pads, after), is_max,
+               include_pad, threads)
+
+
+def window_tuple(pool, strides, dilation, pads, after) -> tuple:
+    """The 15 ints :func:`run_window` takes: ``pool + strides + dilation + pads + after``
+    (each a 3-tuple, see :func:`pool_ndhwc_blocked`)."""
+    return tuple(int(v) for v in (*pool, *strides, *dilation, *pads, *after))
+
+
+def run_window(x, out, window, is_max, include_pad, threads=None, split=None):
+    """:func:`pool_ndhwc_blocked` with the geometry as :func:`window_tuple` made it (callers
+    that pool one shape many times keep that tuple and the :func:`task_split`).
+
+    The serial and parallel paths are separate compiled functions called from here (a
+    compiled function that called both would compile the kernel's code once more: numba
+    re-optimises every callee inside each caller).
+
+    Args:
+        x, out: the input and the output, 5-d, C-contiguous.
+        window: the 15-tuple of :func:`window_tuple`.
+        is_max, include_pad, threads: as for :func:`pool_ndhwc_blocked`.
+        split: :func:`task_split` of these shapes, when the caller kept it.
+    """
+    tasks, chunks, serial = split or task_split(x.shape, out.shape, window)
+    if serial:
         threads = 1
     elif threads is None:
         threads = get_num_threads()
     if threads <= 1:
-        _tasks(x, out, window, 0, tasks, chunks, bool(is_max), bool(include_pad), bool(spans))
+        _tasks(x, out, window, 0, tasks, chunks, bool(is_max), bool(include_pad))
     else:
         _parallel(x, out, window, tasks, chunks, bool(is_max), bool(include_pad),
-                  bool(spans), min(tasks, int(threads)))
+                  min(tasks, int(threads)))
 
 
-def use_spans(width: int, channels: int) -> bool:
-    """The cost rule between the two forms of a 2x2/3x3 window: along each pixel's channels
-    (one task per output row, whole channel vectors) when the channel blocks are at least
-    :data:`SPAN_MIN_RATIO` times the output row's pixels, else along the row per block
-    (tasks split into channel chunks when there are few rows).
+def task_split(x_shape: tuple, out_shape: tuple, window: tuple) -> tuple:
+    """``(tasks, chunks, serial)``: the pool's task count, the channel chunks each output
+    row is cut into (enough for :data:`MIN_TASKS` tasks), and whether it runs on the
+    calling thread (fewer than :data:`SERIAL_MAX_WORK` window reads, or one task).
 
     Args:
-        width: output pixels per row ``OW``.
-        channels: the channels ``C``.
+        x_shape, out_shape: the 5-d input and output shapes.
+        window: the 15-tuple of :func:`window_tuple`.
     """
-    return channels // LANES >= SPAN_MIN_RATIO * width
+    rows = out_shape[0] * out_shape[1] * out_shape[2]
+    chunks = max(1, min(max(1, x_shape[4] // LANES), -(-MIN_TASKS // max(rows, 1))))
+    tasks = rows * chunks
+    reads = rows * out_shape[3] * out_shape[4] * window[0] * window[1] * window[2]
+    return tasks, chunks, reads < SERIAL_MAX_WORK or tasks < 2

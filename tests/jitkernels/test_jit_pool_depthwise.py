@@ -102,6 +102,29 @@ def test_pool_into_declines_what_it_cannot_write():
     assert np.all(out == 1)
 
 
+def test_pool_windows_follow_each_calls_attrs():
+    """The kernels keep one prepared window per (shape, attrs): calls of one shape with other
+    strides, padding, ceil mode or kind, and list-valued (unhashable) attrs, each get their
+    own result."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 7, 7)).astype(np.float32)
+    nhwc = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    cases = [((3, 3), (2, 2), (0, 0, 0, 0), False), ((3, 3), (1, 1), (1, 1, 1, 1), False),
+             ((3, 3), (2, 2), (0, 0, 0, 0), True), ((2, 2), (2, 2), (0, 1, 0, 1), True)]
+    for _ in range(2):
+        for (pool, strides, padding, ceil), kind in itertools.product(cases, ("max", "avg")):
+            kernel = jitkernels.get_kernel(f"nn.{kind}_pool2d", "cpu")
+            expected = numpy_pool(x, pool, strides, (1, 1), padding[:2], padding[2:], ceil,
+                                  kind == "max", False)
+            (got,) = kernel(nhwc, pool_size=pool, strides=strides, padding=padding,
+                            ceil_mode=ceil, layout="NHWC")
+            np.testing.assert_allclose(got, np.moveaxis(expected, 1, -1), rtol=1e-5,
+                                       atol=1e-6)
+            (listed,) = kernel(x, pool_size=list(pool), strides=list(strides),
+                               padding=list(padding), ceil_mode=ceil)
+            np.testing.assert_allclose(listed, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_max_pool_never_picks_padding_or_nan():
     kernel = jitkernels.get_kernel("nn.max_pool2d", "cpu")
     x = np.full((1, 1, 3, 3), -5.0, np.float32)

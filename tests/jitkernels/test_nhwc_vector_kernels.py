@@ -2,8 +2,7 @@
 (jitkernels/cpu/depthwise_nhwc.py, pool_nhwc.py, simd.py) against numpy written here.
 
 Shapes are drawn so that every code path runs: channels below, at and past a multiple of 16
-(the scalar remainder), both depthwise strategies (rows, planes) and both pool forms (along
-rows, along channels) forced, strides 1-3,
+(the scalar remainder), both depthwise strategies (rows, planes) forced, strides 1-3,
 dilation, asymmetric and over-sized padding (windows wholly in the padding), ceil-mode
 outputs reaching past the padded input, count_include_pad, fused epilogues (composable
 chains and ones with a residual or an inner ReLU), one and two threads, float32/float64.
@@ -216,9 +215,8 @@ def pool_cases(draw):
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(pool_cases(), seeds, st.booleans(), st.booleans(), st.integers(1, 2), st.booleans(),
-       st.sampled_from([None, False, True]))
-def test_pool_ndhwc_matches_numpy(case, seed, is_max, include_pad, threads, with_nan, spans):
+@given(pool_cases(), seeds, st.booleans(), st.booleans(), st.integers(1, 2), st.booleans())
+def test_pool_ndhwc_matches_numpy(case, seed, is_max, include_pad, threads, with_nan):
     pool, strides, dilation, before, after, spatial, out_size, batch, channels, dtype = case
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch,) + spatial + (channels,)).astype(dtype)
@@ -226,29 +224,29 @@ def test_pool_ndhwc_matches_numpy(case, seed, is_max, include_pad, threads, with
         x.reshape(-1)[rng.integers(0, x.size, size=3)] = np.nan
     out = np.full((batch,) + out_size + (channels,), 7.0, dtype)
     pool_nhwc.pool_ndhwc_blocked(x, out, pool, strides, dilation, before, after, is_max,
-                                 include_pad, threads=threads, spans=spans)
+                                 include_pad, threads=threads)
     expected = numpy_pool_nhwc(x.astype(np.float64), pool, strides, dilation, before, after,
                                out_size, is_max, include_pad)
     tolerance = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(out, expected, rtol=tolerance, atol=tolerance)
 
 
-@pytest.mark.parametrize("spans", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("size,channels,kernel,stride,pad,out_size,is_max,include", [
     (112, 64, 3, 2, 0, 55, True, False), (112, 64, 3, 2, 1, 56, True, False),
     (56, 128, 2, 2, 0, 28, False, False), (35, 256, 3, 1, 1, 35, False, True),
     (17, 768, 3, 2, 0, 8, True, False), (8, 1280, 3, 1, 1, 8, False, True),
     (7, 512, 7, 1, 0, 1, False, False), (27, 256, 3, 2, 0, 14, True, False)])
 def test_pool_zoo_shapes(size, channels, kernel, stride, pad, out_size, is_max, include,
-                         spans):
-    """The zoo's pools (the last one in ceil mode) with two threads, both forms."""
+                         threads):
+    """The zoo's pools (the last one in ceil mode) on one and two threads."""
     rng = np.random.default_rng(size * channels)
     x = rng.standard_normal((1, 1, size, size, channels)).astype(np.float32)
     out = np.full((1, 1, out_size, out_size, channels), np.nan, np.float32)
     after = max(0, (out_size - 1) * stride + kernel - size - pad)
     args = ((1, kernel, kernel), (1, stride, stride), (1, 1, 1), (0, pad, pad),
             (0, after, after))
-    pool_nhwc.pool_ndhwc_blocked(x, out, *args, is_max, include, threads=2, spans=spans)
+    pool_nhwc.pool_ndhwc_blocked(x, out, *args, is_max, include, threads=threads)
     expected = numpy_pool_nhwc(x.astype(np.float64), *args, (1, out_size, out_size), is_max,
                                include)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
@@ -317,9 +315,38 @@ def test_row_intrinsics_match_numpy(seed, count, step_blocks, mask_seed):
             np.testing.assert_allclose(out2[lanes * p:][:lanes], value, rtol=1e-5, atol=1e-5)
 
 
-def test_pool_form_rule():
-    """Along the channels when a task's blocks outnumber its row's pixels, else along rows."""
-    assert pool_nhwc.use_spans(8, 1280)
-    assert pool_nhwc.use_spans(17, 768)
-    assert not pool_nhwc.use_spans(55, 64)
-    assert not pool_nhwc.use_spans(35, 256)
+@njit(cache=True)
+def _pixel_runs(out, x, count, step, blocks, factor, mask):
+    """pixels_max over taps 0, 1, 3 then pixels_sum over taps 0, 2 into the two halves."""
+    half = out.size // 2
+    pool_nhwc.pixels_max(out, 0, blocks * LANES, x, (0, blocks * LANES, 3 * blocks * LANES),
+                         step, count, blocks, 1.0, 0)
+    pool_nhwc.pixels_sum(out, half, blocks * LANES, x, (0, 2 * blocks * LANES), step, count,
+                         blocks, factor, mask)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(seeds, st.integers(1, 5), st.integers(1, 3), st.integers(1, 3), st.integers(0, 3))
+def test_pixel_intrinsics_match_numpy(seed, count, blocks, step_pixels, mask_seed):
+    """pixels_max (NaN never wins) and pixels_sum (masked taps count as zeros) over runs of
+    pixels of several channel blocks each, on float32 and float64."""
+    rng = np.random.default_rng(seed)
+    width = blocks * LANES
+    step = step_pixels * width
+    mask = (0b11, 0b01, 0b10, 0b00)[mask_seed]
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal(count * step + 4 * width).astype(dtype)
+        x[rng.integers(0, x.size, size=2)] = np.nan
+        out = np.full(2 * count * width, 7.0, dtype)
+        _pixel_runs(out, x, count, step, blocks, 0.25, mask)
+        wide = x.astype(np.float64)
+        for p in range(count):
+            taps = [wide[p * step + t * width:][:width] for t in range(4)]
+            best = np.full(width, -np.inf)
+            for tap in (taps[0], taps[1], taps[3]):
+                best = np.fmax(best, tap)
+            np.testing.assert_array_equal(out[p * width:][:width], best.astype(dtype))
+            total = sum(tap if (mask >> t) & 1 else np.zeros(width)
+                        for t, tap in enumerate((taps[0], taps[2])))
+            np.testing.assert_allclose(out[count * width + p * width:][:width], 0.25 * total,
+                                       rtol=1e-6, atol=1e-6)
