@@ -23,6 +23,8 @@ it keeps between calls.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -284,37 +286,51 @@ def _adaptive_kernel(op_name: str, n: int, kind: str):
 
 
 def _global_kernel(op_name: str, kind: str):
-    def usable(data, layout) -> bool:
-        return (is_float(data) and data.ndim == 4 and data.size > 0
-                and sorted(layout) == sorted("NCHW")
-                and layout.index("H") + 1 == layout.index("W"))
+    code = 1 if kind == "avg" else 2        # reduce_arb's mean / max
+    plans: dict = {}                        # (shape, layout) -> (x shape, out shape) or None
 
-    def run(data, out, layout) -> None:
-        h_axis = layout.index("H")
-        outer = int(np.prod(data.shape[:h_axis]))
-        inner = int(np.prod(data.shape[h_axis + 2:]))
-        x = np.ascontiguousarray(data).reshape(outer, -1, inner)
-        reduce_arb(x, out.reshape(outer, inner), 1 if kind == "avg" else 2)
+    def plan(data, layout):
+        """``((A, R, B), out shape)`` of ``data`` viewed for :func:`reduce_arb`, or None when
+        the kernel cannot pool it (kept per shape and layout: working it out took ~40 us
+        of a ~60 us call inside a graph)."""
+        key = (data.shape, layout)
+        found = plans.get(key, False)
+        if found is not False:
+            return found
+        found = None
+        if (data.ndim == 4 and data.size > 0 and sorted(layout) == sorted("NCHW")
+                and layout.index("H") + 1 == layout.index("W")):
+            h_axis = layout.index("H")
+            outer, inner = math.prod(data.shape[:h_axis]), math.prod(data.shape[h_axis + 2:])
+            shape = list(data.shape)
+            shape[h_axis] = shape[h_axis + 1] = 1
+            found = ((outer, data.shape[h_axis] * data.shape[h_axis + 1], inner), tuple(shape))
+        if len(plans) >= _WINDOWS_MAX:
+            plans.clear()
+        plans[key] = found
+        return found
+
+    def run(data, out, views) -> None:
+        reduce_arb(np.ascontiguousarray(data).reshape(views[0]),
+                   out.reshape(views[0][0], views[0][2]), code)
 
     def kernel(data, layout="NCHW", out_layout="", **_):
-        if not usable(data, layout) or out_layout not in ("", layout):
+        views = plan(data, layout) if is_float(data) else None
+        if views is None or out_layout not in ("", layout):
             return reference(op_name, (data,), dict(layout=layout, out_layout=out_layout))
-        shape = list(data.shape)
-        shape[layout.index("H")] = shape[layout.index("W")] = 1
-        out = np.empty(shape, data.dtype)
-        run(data, out, layout)
+        out = np.empty(views[1], data.dtype)
+        run(data, out, views)
         return (out,)
 
     def into(out, data, layout="NCHW", out_layout="", **_) -> bool:
         """Pool ``data`` into ``out`` (C-contiguous); False (nothing written) if it cannot."""
-        if not usable(data, layout) or out_layout not in ("", layout) \
-                or out.dtype != data.dtype or not out.flags.c_contiguous:
+        if out.dtype != data.dtype or not out.flags.c_contiguous or not is_float(data) \
+                or out_layout not in ("", layout):
             return False
-        shape = list(data.shape)
-        shape[layout.index("H")] = shape[layout.index("W")] = 1
-        if list(out.shape) != shape:
+        views = plan(data, layout)
+        if views is None or out.shape != views[1]:
             return False
-        run(data, out, layout)
+        run(data, out, views)
         return True
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU: a mean/max reduction over the spatial axes."

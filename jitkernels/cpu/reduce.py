@@ -90,10 +90,13 @@ PARALLEL_MIN_ELEMENTS = 1 << 16
 
 
 def reduce_arb(x, out, kind):
-    """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)`` (see :func:`reduce_arb_core`)."""
+    """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)`` (see :func:`reduce_arb_core`;
+    serially for one ``A`` row or fewer than :data:`PARALLEL_MIN_ELEMENTS` elements)."""
     if x.shape[2] == 1:
         rows = reduce_rows if x.size >= PARALLEL_MIN_ELEMENTS else reduce_rows_serial
         rows(x.reshape(x.shape[0], x.shape[1]), out.reshape(-1), kind)
+    elif x.shape[0] < 2 or x.size < PARALLEL_MIN_ELEMENTS:
+        reduce_arb_serial(x, out, kind)
     else:
         reduce_arb_core(x, out, kind)
 
@@ -111,42 +114,57 @@ def variance_rows(x, mean, out, divisor):
         out[a] = acc / divisor
 
 
+@njit(cache=True, inline="always")
+def _reduce_slab(x, out, a, kind):
+    """``out[a] = reduce(x[a, r] for r)`` (a row of ``B`` values), float64 accumulator."""
+    extent, inner = x.shape[1], x.shape[2]
+    acc = np.empty(inner, np.float64)
+    if kind == 2:
+        acc[:] = -np.inf
+    elif kind == 3:
+        acc[:] = np.inf
+    elif kind == 4:
+        acc[:] = 1.0
+    else:
+        acc[:] = 0.0
+    for r in range(extent):
+        if kind <= 1:
+            for b in range(inner):
+                acc[b] += x[a, r, b]
+        elif kind == 2:
+            for b in range(inner):
+                acc[b] = max(acc[b], x[a, r, b])
+        elif kind == 3:
+            for b in range(inner):
+                acc[b] = min(acc[b], x[a, r, b])
+        else:
+            for b in range(inner):
+                acc[b] *= x[a, r, b]
+    if kind == 1:
+        for b in range(inner):
+            acc[b] /= extent
+    for b in range(inner):
+        out[a, b] = acc[b]
+
+
 @njit(cache=True, parallel=True)
 def reduce_arb_core(x, out, kind):
-    """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)``.
+    """Reduce ``x (A, R, B)`` over ``R`` into ``out (A, B)``, a ``prange`` over ``A``.
 
     Args:
         kind: 0 sum, 1 mean, 2 max, 3 min, 4 prod.
     """
-    rows, extent, inner = x.shape
-    for a in prange(rows):
-        acc = np.empty(inner, np.float64)
-        if kind == 2:
-            acc[:] = -np.inf
-        elif kind == 3:
-            acc[:] = np.inf
-        elif kind == 4:
-            acc[:] = 1.0
-        else:
-            acc[:] = 0.0
-        for r in range(extent):
-            if kind <= 1:
-                for b in range(inner):
-                    acc[b] += x[a, r, b]
-            elif kind == 2:
-                for b in range(inner):
-                    acc[b] = max(acc[b], x[a, r, b])
-            elif kind == 3:
-                for b in range(inner):
-                    acc[b] = min(acc[b], x[a, r, b])
-            else:
-                for b in range(inner):
-                    acc[b] *= x[a, r, b]
-        if kind == 1:
-            for b in range(inner):
-                acc[b] /= extent
-        for b in range(inner):
-            out[a, b] = acc[b]
+    for a in prange(x.shape[0]):
+        _reduce_slab(x, out, a, kind)
+
+
+@njit(cache=True)
+def reduce_arb_serial(x, out, kind):
+    """:func:`reduce_arb_core` on the calling thread (one ``A`` row, as a channels-last
+    global pool at batch 1 has, or a small input: a parallel region for it costs more than
+    it saves)."""
+    for a in range(x.shape[0]):
+        _reduce_slab(x, out, a, kind)
 
 
 def _reduce_axes(data, axis, exclude) -> tuple:

@@ -142,6 +142,22 @@ def test_global_pool_into():
     assert not kernel.into(np.empty((2, 3), np.float32), x)
 
 
+@pytest.mark.parametrize("shape", [(1, 13, 13, 1000), (2, 7, 7, 40), (1, 3, 5, 17)])
+def test_global_pools_channels_last(shape):
+    """NHWC global pools (one row of channels per image) at batch 1 and 2, kernel and into,
+    then the same shape read as NCHW: each call follows its own layout."""
+    x = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+    for kind, oracle in (("avg", np.mean), ("max", np.max)):
+        kernel = jitkernels.get_kernel(f"nn.global_{kind}_pool2d", "cpu")
+        for layout, axes in (("NHWC", (1, 2)), ("NCHW", (2, 3)), ("NHWC", (1, 2))):
+            expected = oracle(x.astype(np.float64), axis=axes, keepdims=True)
+            (got,) = kernel(x, layout=layout)
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+            out = np.full(expected.shape, np.nan, np.float32)
+            assert kernel.into(out, x, layout=layout)
+            np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
 def numpy_depthwise(x, w, strides, dilation, before, out_hw):
     """NCHW depthwise conv, ``w (O, KH, KW)``, by summing shifted strided slices."""
     batch, channels, height, width = x.shape
