@@ -30,9 +30,9 @@ Strategy:
   runs the full blocks and its tail block (a call per block cost 20% of a 16 -> 64 1x1
   layer's time: each passes five arrays and a dozen integers).
 * **1x1 layers as one run.** A stride-1 1x1 layer without padding is a product over all
-  ``N*H*W`` pixels, ``C`` elements apart: they are read as one run cut into rows of
-  :data:`FLAT_ROW_BLOCKS` whole blocks, so a 13-pixel output row does not end in a 1-pixel
-  block.
+  ``N*H*W`` pixels, ``C`` elements apart: they are read as one run cut into rows of whole
+  blocks (at most :data:`FLAT_ROW_BLOCKS`; rows differ by at most one block), so a
+  13-pixel output row does not end in a 1-pixel block.
 * **Epilogue in registers, then store.** The micro-kernel applies the fused epilogue
   (:mod:`jitkernels.cpu.epilogue`: per-channel add/multiply, residual, ReLU) to its
   accumulators and stores the block's valid columns straight into the output with lane
@@ -44,8 +44,9 @@ Strategy:
   padded input (a panel then stays in L2 across rows), else row by row (the rows' input
   stays in cache across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` split the
   padded copy and the tasks into chunks that numba's threads claim from a counter
-  (:func:`jitkernels.cpu.work_sharing.share`): at most :data:`CHUNKS_PER_THREAD` per
-  thread, each of at least :data:`CHUNK_MIN_FLOPS` (~10 us).
+  (:func:`jitkernels.cpu.work_sharing.share`): the same number per thread, at most
+  :data:`CHUNKS_PER_THREAD`, each of at least :data:`CHUNK_MIN_FLOPS` (~10 us); a 1x1
+  layer's run is cut into a row count that gives every chunk as many rows.
 
 Each output is accumulated in (kernel row, kernel column, channel) order with fused
 multiply-adds, so it agrees with a float64 reference to float32 rounding.
@@ -96,10 +97,11 @@ MAX_INNER = 4096
 PARALLEL_MIN_FLOPS = 2e6
 """Layers with fewer flops run on the calling thread (a parallel region costs ~10-20 us)."""
 
-FLAT_ROW_BLOCKS = 4
+FLAT_ROW_BLOCKS = 8
 """A stride-1 1x1 layer without padding reads its pixels as one run: its tasks are rows of
-this many kernel blocks (no short block at each output row's end); 0: one task per output
-row, as for the other layers."""
+at most this many kernel blocks (no short block at each output row's end; fewer calls than
+rows of 1, 2 or 4 blocks: 0.97-0.99x of 4's time, 1.02-1.07x for 2, 1.07-1.21x for 1 on
+SqueezeNet's expansions); 0: one task per output row, as for the other layers."""
 
 CHUNKS_PER_THREAD = 4
 """Task chunks per numba thread at most (for balance when another process holds a core)."""
@@ -272,10 +274,11 @@ def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
     row-major (panel ``t % panels``).
 
     ``geometry`` = ``(Hp, Wp, C, OH, OW, O, KH, KW, sh, sw, dh, cols, top, left,
-    panel_major, rows, pixels)``: ``rows`` the output rows of all images, ``pixels`` the
-    output pixels (fewer than ``rows*OW`` when a 1x1 layer's pixels are cut into rows of
-    ``OW``: the last row is short); ``padded`` the flat zero-padded image, ``bp`` the flat
-    packed weight, ``out`` the flat output. Inlined into
+    panel_major, rows, pixels, block, blocks)``: ``rows`` the rows of pixels (the output
+    rows of all images), ``pixels`` the output pixels, ``block`` the kernel's pixels;
+    ``blocks`` is 0, or for a 1x1 layer read as one run the run's blocks (row ``r`` then
+    holds blocks ``r*blocks//rows`` up to ``(r+1)*blocks//rows``); ``padded`` the flat
+    zero-padded image, ``bp`` the flat packed weight, ``out`` the flat output. Inlined into
     :func:`_shared`, as :func:`_pad_rows` is: numba optimises a separately compiled callee
     again inside its caller (the module's cold compile took 11 s instead of 6).
     """
@@ -283,7 +286,7 @@ def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
                                               geometry[3], geometry[4], geometry[5])
     kh, kw, sh, sw, dh, cols = (geometry[6], geometry[7], geometry[8], geometry[9],
                                 geometry[10], geometry[11])
-    rows, pixels = geometry[15], geometry[16]
+    rows, pixels, block, blocks = geometry[15], geometry[16], geometry[17], geometry[18]
     panels = (out_channels + cols - 1) // cols
     depth = kh * kw * channels
     steps = kw * channels
@@ -296,14 +299,19 @@ def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
         else:                               # row-major: the input rows stay in cache
             jb = t % panels
             row = t // panels
-        n = row // oh
-        i = row - n * oh
         c0 = jb * cols
         width = min(cols, out_channels - c0)
         b_off = jb * depth * cols
-        a_row = ((n * hp + i * sh) * wp) * channels
-        o_row = (n * oh + i) * ow
-        count = min(ow, pixels - o_row)
+        if blocks:                          # a 1x1 layer's run: blocks b0:b1 of all pixels
+            o_row = (row * blocks // rows) * block
+            count = min((row + 1) * blocks // rows * block, pixels) - o_row
+            a_row = o_row * channels
+        else:
+            n = row // oh
+            i = row - n * oh
+            a_row = ((n * hp + i * sh) * wp) * channels
+            o_row = (n * oh + i) * ow
+            count = ow
         args = (count, out, o_row * out_channels + c0, out_channels, width, padded, a_row,
                 lda, bp, b_off, kh, steps, seg, kinds, vectors, c0, out_channels, residual)
         if cols == 64:
@@ -455,7 +463,8 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
                       f"output and a float32 weight, got {x.dtype} data, {weight.dtype} "
                       f"weight, {out.dtype} output")
     plan = _plan(x.shape, weight.shape, tuple(strides), tuple(dilation), tuple(before),
-                 tuple(after), FLAT_ROW_BLOCKS)
+                 tuple(after), FLAT_ROW_BLOCKS,
+                 get_num_threads() if threads is None else max(1, threads))
     if dilation[1] != 1 or out.size != plan.out_size:
         raise IRError(f"implicit_conv.conv2d_nhwc: data {x.shape}, weight {weight.shape}, "
                       f"dilation {tuple(dilation)}, output of {out.size} elements: needs a "
@@ -472,23 +481,18 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
     if residual.size != out.size and RESIDUAL in kinds.tolist():
         raise IRError(f"implicit_conv.conv2d_nhwc: the epilogue adds a residual of "
                       f"{residual.size} elements to an output of {out.size}")
-    if threads is None:
-        threads = get_num_threads() if plan.flops >= PARALLEL_MIN_FLOPS else 1
-    chunks = 1 if threads <= 1 or plan.flops < PARALLEL_MIN_FLOPS else min(
-        plan.tasks, threads * CHUNKS_PER_THREAD,
-        max(threads, int(plan.flops // CHUNK_MIN_FLOPS)))
     state = new_state()
-    args = (x, padded, plan.pad, bp, out, plan.geometry, kinds, vectors, residual, chunks,
-            new_state(), state)
-    if chunks == 1:
+    args = (x, padded, plan.pad, bp, out, plan.geometry, kinds, vectors, residual,
+            plan.chunks, new_state(), state)
+    if plan.chunks == 1:
         _shared(*args)
     else:
-        share(_shared, args, state, chunks, threads)
+        share(_shared, args, state, plan.chunks, plan.threads)
 
 
 class _Plan(NamedTuple):
-    """What a layer's shapes and attributes fix for :func:`conv2d_nhwc` (memoised: a graph
-    runs each layer with the same ones every time)."""
+    """What a layer's shapes and attributes and the thread count fix for
+    :func:`conv2d_nhwc` (memoised: a graph runs each layer with the same ones every time)."""
 
     out_shape: tuple
     out_size: int
@@ -496,36 +500,61 @@ class _Plan(NamedTuple):
     pad: bool
     padded_shape: tuple
     geometry: np.ndarray
-    flops: float
-    tasks: int
+    threads: int
+    chunks: int
+
+
+def _chunks_per_thread(flops: float, threads: int) -> int:
+    """Task chunks per thread for a layer of ``flops`` on ``threads`` threads (0: run it on
+    the calling thread): each at least :data:`CHUNK_MIN_FLOPS`, at most
+    :data:`CHUNKS_PER_THREAD`."""
+    if threads <= 1 or flops < PARALLEL_MIN_FLOPS:
+        return 0
+    return min(CHUNKS_PER_THREAD, max(1, int(flops // (CHUNK_MIN_FLOPS * threads))))
+
+
+def _flat_rows(blocks: int, panels: int, chunks: int, flat: int) -> int:
+    """Rows to cut a 1x1 layer's ``blocks`` kernel blocks into: at most ``flat`` blocks a
+    row, and, on several threads, a row count that makes ``rows * panels`` tasks a multiple
+    of ``chunks`` (equal chunks of rows that differ by at most one block) where the layer
+    has blocks enough."""
+    rows = -(-blocks // flat)
+    if chunks > 1:
+        step = chunks // math.gcd(chunks, panels)
+        balanced = -(-rows // step) * step
+        if balanced <= blocks:
+            rows = balanced
+    return rows
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(shape, wshape, strides, dilation, before, after, flat) -> _Plan:
+def _plan(shape, wshape, strides, dilation, before, after, flat, threads) -> _Plan:
     """The :class:`_Plan` of a layer: data ``shape`` (NHWC), weight ``wshape`` (HWIO), the
-    attributes as :func:`conv2d_nhwc` takes them (tuples) and :data:`FLAT_ROW_BLOCKS`."""
+    attributes as :func:`conv2d_nhwc` takes them (tuples), :data:`FLAT_ROW_BLOCKS` and the
+    threads asked for."""
     batch, height, width, channels = shape
     kh, kw, _, out_channels = wshape
     hp, wp = height + before[0] + after[0], width + before[1] + after[1]
-    oh = (hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1
-    ow = (wp - kw) // strides[1] + 1
-    out_shape = (batch, max(oh, 0), max(ow, 0), out_channels)
+    oh = max((hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1, 0)
+    ow = max((wp - kw) // strides[1] + 1, 0)
+    out_shape = (batch, oh, ow, out_channels)
     cols = panel_columns(out_channels)
+    panels = -(-out_channels // cols)
     pad = bool(before[0] or before[1] or after[0] or after[1])
     padded_shape = (batch, hp, wp, channels)
-    packed = -(-out_channels // cols) * cols * kh * kw * channels
-    panel_major = packed > batch * hp * wp * channels
-    pixels = batch * max(oh, 0) * max(ow, 0)
-    flops = 2.0 * pixels * out_channels * kh * kw * channels
-    if flat and (kh, kw) == (1, 1) and not pad and strides == (1, 1):
+    panel_major = panels * cols * kh * kw * channels > batch * hp * wp * channels
+    pixels = batch * oh * ow
+    per_thread = _chunks_per_thread(2.0 * pixels * out_channels * kh * kw * channels, threads)
+    block, blocks = SEGMENTED_SHAPES[cols], 0
+    rows = batch * oh
+    if flat and (kh, kw) == (1, 1) and not pad and strides == (1, 1) and pixels:
         # a plain product: all pixels in one run, cut into rows of whole blocks
-        span = SEGMENTED_SHAPES[cols] * flat
-        hp = oh = -(-pixels // span)
-        wp = ow = min(pixels, span)
-        batch = 1
+        blocks = -(-pixels // block)
+        rows = _flat_rows(blocks, panels, per_thread * threads, flat)
     geometry = np.array((hp, wp, channels, oh, ow, out_channels, kh, kw, strides[0],
                          strides[1], dilation[0], cols, before[0], before[1], panel_major,
-                         batch * oh, pixels), np.int64)
+                         rows, pixels, block, blocks), np.int64)
     geometry.flags.writeable = False
-    return _Plan(out_shape, math.prod(out_shape), cols, pad, padded_shape, geometry, flops,
-                 batch * oh * -(-out_channels // cols))
+    chunks = max(1, min(rows * panels, per_thread * threads))
+    return _Plan(out_shape, math.prod(out_shape), cols, pad, padded_shape, geometry,
+                 threads if chunks > 1 else 1, chunks)

@@ -163,7 +163,7 @@ def test_conv_matches_numpy(case, threads, data):
        channels=st.one_of(st.integers(1, 20), st.integers(40, 90)),
        out_channels=st.one_of(st.integers(8, 20), st.integers(28, 52), st.integers(60, 140)),
        flat=st.sampled_from([implicit_conv.FLAT_ROW_BLOCKS, 1, 0]),
-       threads=st.sampled_from([1, 2]), data=st.data())
+       threads=st.sampled_from([1, 2, 3]), data=st.data())
 def test_pointwise_matches_numpy(batch, height, width, channels, out_channels, flat, threads,
                                  data):
     """Stride-1 1x1 layers (all pixels of all images one run, cut into rows of ``flat``
@@ -186,6 +186,30 @@ def test_pointwise_matches_numpy(batch, height, width, channels, out_channels, f
                                   Epilogue(np.array(kinds, np.int64), vectors, residual),
                                   threads=threads)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(pixels=st.integers(1, 5000), channels=st.integers(1, 600),
+       out_channels=st.integers(8, 300), threads=st.integers(1, 4))
+def test_plan_gives_each_thread_equal_chunks(pixels, channels, out_channels, threads):
+    """Shared layers have the same chunk count per thread; a 1x1 layer's run is cut into
+    rows of at most FLAT_ROW_BLOCKS blocks, differing by at most one block, whose task
+    count is a multiple of the chunks wherever the run has blocks enough."""
+    plan = implicit_conv._plan((1, 1, pixels, channels), (1, 1, channels, out_channels),
+                               (1, 1), (1, 1), (0, 0), (0, 0),
+                               implicit_conv.FLAT_ROW_BLOCKS, threads)
+    geometry = plan.geometry
+    rows, block, blocks = int(geometry[15]), int(geometry[17]), int(geometry[18])
+    panels = -(-out_channels // plan.cols)
+    assert blocks == -(-pixels // block) and rows <= blocks
+    per_row = [(r + 1) * blocks // rows - r * blocks // rows for r in range(rows)]
+    assert sum(per_row) == blocks
+    assert max(per_row) - min(per_row) <= 1 and max(per_row) <= implicit_conv.FLAT_ROW_BLOCKS
+    assert plan.chunks == 1 or (plan.chunks % threads == 0 and plan.threads == threads)
+    if plan.chunks > 1 and -(-rows // plan.chunks) * plan.chunks <= blocks:
+        assert rows * panels % plan.chunks == 0
+    if 2.0 * pixels * channels * out_channels < implicit_conv.PARALLEL_MIN_FLOPS:
+        assert plan.chunks == 1
 
 
 def test_panel_columns_fit_the_output_channels():
