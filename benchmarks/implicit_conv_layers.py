@@ -7,13 +7,15 @@ bias + ReLU epilogue (as the graph executor runs it, weight read-only as a built
 is): the first layers (ResNet/DenseNet 7x7/2 3->64, MobileNet 3x3/2 3->32, SqueezeNet 1.1
 3x3/2 3->64, Inception-v3 3x3/2 3->32 at 299x299), SqueezeNet's fire 3x3s, Inception's
 5x5 48->64 and 3x3/2 reductions, DenseNet's 3x3 128->32 and ResNet's 3x3/2 and 1x1/2
-layers, and the small layers the direct kernel was made for (keyword spotting's 1->8 and
-8->8, 16->16, 8->32/2). ``nn.conv2d``'s kernel runs with ``IRLIB_IMPLICIT_CONV=0`` (the
-path chosen before: ``old`` names it: direct kernel, Winograd, per-tap GEMMs or im2col +
-GEMM) and with the implicit-GEMM kernel forced, alternating call by call (and, for the
-stride-1 3x3 layers the graph's build-time Winograd rewrite takes, Winograd on a weight
-transformed once: ``built Winograd``, what the graph runs there); ``rule`` says whether
-:func:`jitkernels.cpu.implicit_conv.pays` chooses it.
+layers, the small layers the direct kernel was made for (keyword spotting's 1->8 and
+8->8, 16->16, 8->32/2), and the stride-1 1x1 layers (SqueezeNet 1.1's squeezes and
+expansions, DenseNet-121's bottlenecks, MobileNet v1's and ResNet-50's pointwise layers).
+``nn.conv2d``'s kernel runs with ``IRLIB_IMPLICIT_CONV=0`` (the path chosen then: ``old``
+names it: direct kernel, Winograd, per-tap GEMMs, im2col + GEMM, or for a 1x1 layer the
+packed GEMM or OpenBLAS) and with the implicit-GEMM kernel forced, alternating call by
+call (and, for the stride-1 3x3 layers the graph's build-time Winograd rewrite takes,
+Winograd on a weight transformed once: ``built Winograd``, what the graph runs there);
+``rule`` says whether :func:`jitkernels.cpu.implicit_conv.pays` chooses it.
 
 Times are microseconds, wall (``time.perf_counter``) and CPU (``time.process_time``, all
 threads of the process), min and median of ``--repeat`` calls after warm-up calls.
@@ -68,15 +70,39 @@ LAYERS = [
     ("c16_56", (1, 56, 56, 16), (3, 3, 16, 16), (1, 1), (1, 1, 1, 1)),
     ("c8to32s2", (1, 56, 56, 8), (3, 3, 8, 32), (2, 2), (1, 1, 1, 1)),
     ("c16to24", (1, 28, 28, 16), (3, 3, 16, 24), (1, 1), (1, 1, 1, 1)),
-]
+    ("c16_40x100", (1, 40, 100, 16), (3, 3, 16, 16), (1, 1), (1, 1, 1, 1)),
+    ("c8to16", (1, 20, 20, 8), (3, 3, 8, 16), (1, 1), (1, 1, 1, 1)),
+    ("c32to16", (1, 28, 28, 32), (3, 3, 32, 16), (1, 1), (1, 1, 1, 1)),
+    ("sq_fire8", (1, 13, 13, 64), (3, 3, 64, 256), (1, 1), (1, 1, 1, 1)),
+] + [(name, (1, size, size, channels), (1, 1, channels, out), (1, 1), (0, 0, 0, 0))
+     for name, size, channels, out in (
+         # SqueezeNet 1.1's squeezes and 1x1 expansions
+         ("sq_s55_64_16", 55, 64, 16), ("sq_s55_128_16", 55, 128, 16),
+         ("sq_s27_128_32", 27, 128, 32), ("sq_s27_256_32", 27, 256, 32),
+         ("sq_s13_256_48", 13, 256, 48), ("sq_s13_384_48", 13, 384, 48),
+         ("sq_s13_384_64", 13, 384, 64), ("sq_s13_512_64", 13, 512, 64),
+         ("sq_e55_16_64", 55, 16, 64), ("sq_e27_32_128", 27, 32, 128),
+         ("sq_e13_48_192", 13, 48, 192), ("sq_e13_64_256", 13, 64, 256),
+         # DenseNet-121's bottlenecks (C -> 128), MobileNet v1's and ResNet-50's pointwise
+         ("dn1_56_64", 56, 64, 128), ("dn1_56_256", 56, 256, 128),
+         ("dn1_28_128", 28, 128, 128), ("dn1_28_512", 28, 512, 128),
+         ("dn1_14_256", 14, 256, 128), ("dn1_14_1024", 14, 1024, 128),
+         ("dn1_7_512", 7, 512, 128), ("dn1_7_1024", 7, 1024, 128),
+         ("mb_pw_112", 112, 32, 64), ("mb_pw_56", 56, 128, 128), ("mb_pw_28", 28, 256, 256),
+         ("mb_pw_14", 14, 512, 512), ("mb_pw_7", 7, 1024, 1024),
+         ("rn50_56_64_256", 56, 64, 256), ("rn50_56_256_64", 56, 256, 64),
+         ("rn50_7_2048_512", 7, 2048, 512))]
 
 
 def old_path(shape, wshape, strides) -> str:
     """Which path ``_conv2d_nhwc`` takes with the implicit kernel off (a label)."""
-    from jitkernels.cpu import conv_core, direct_conv, winograd
+    from jitkernels.cpu import conv_core, direct_conv, packed_gemm, winograd
     _, height, width, channels = shape
     kh, kw, _, out_channels = wshape
     oh, ow = height // strides[0], width // strides[1]
+    if (kh, kw) == (1, 1) and strides == (1, 1):
+        return ("packed" if packed_gemm.conv_pays(oh * ow, channels, out_channels, True)
+                else "blas")
     if direct_conv.direct_pays(channels, out_channels, (kh, kw), oh * ow):
         return "direct"
     if winograd.eligible((kh, kw), strides, (1, 1), 1) and winograd.choose_tile(
@@ -169,8 +195,9 @@ def main(argv=None) -> None:
     print(f"threads {args.threads}, load average {os.getloadavg()[0]:.1f}, "
           f"median of {args.repeat}; us: wall min / wall median / CPU median")
     print("| layer | MFLOP | old path | old | implicit | implicit/old (min) | "
-          "implicit GFLOP/s | rule | diff | built Winograd | implicit/built (min) |")
-    print("|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|")
+          "implicit/old (CPU) | implicit GFLOP/s (CPU) | rule | diff | built Winograd | "
+          "implicit/built (min) |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for layer in chosen:
         r = measure(layer, args.repeat)
         old, new = r["old"], r["implicit"]
@@ -179,7 +206,8 @@ def main(argv=None) -> None:
                  if wino else "- | -")
         print(f"| {r['name']} | {r['mflop']:.1f} | {r['old_path']} | {old[0]:.0f} / "
               f"{old[1]:.0f} / {old[2]:.0f} | {new[0]:.0f} / {new[1]:.0f} / {new[2]:.0f} | "
-              f"{new[0] / old[0]:.2f} | {r['mflop'] / new[0] * 1e3:.0f} | {r['rule']} | "
+              f"{new[0] / old[0]:.2f} | {new[2] / old[2]:.2f} | "
+              f"{r['mflop'] / new[2] * 1e3:.0f} | {r['rule']} | "
               f"{r['diff']:.0e} | {built} |", flush=True)
 
 
