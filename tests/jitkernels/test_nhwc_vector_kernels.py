@@ -316,6 +316,51 @@ def test_row_intrinsics_match_numpy(seed, count, step_blocks, mask_seed):
 
 
 @njit(cache=True)
+def _carried_and_plain(out, x, w, scale, shift, count, stride, dilation, width):
+    """One 3x3 run of ``count`` output pixels along rows ``width`` blocks long, by
+    row_dot3x3 into the first half of ``out`` and by row_dot into the second."""
+    col = dilation * LANES
+    taps = (0, col, 2 * col, width * LANES, width * LANES + col, width * LANES + 2 * col,
+            2 * width * LANES, 2 * width * LANES + col, 2 * width * LANES + 2 * col)
+    weights = (0, LANES, 2 * LANES, 3 * LANES, 4 * LANES, 5 * LANES, 6 * LANES, 7 * LANES,
+               8 * LANES)
+    half = out.size // 2
+    depthwise_nhwc.row_dot3x3(out, 0, LANES, x, taps, stride * LANES, w, weights, count,
+                              scale, shift, 0, 0.0, depthwise_nhwc.carried_columns(stride,
+                                                                                   dilation))
+    simd.row_dot(out, half, LANES, x, taps, stride * LANES, w, weights, count, scale, shift,
+                 0, 0.0, 511)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(seeds, st.integers(1, 9), st.sampled_from([(1, 1), (2, 2), (2, 1)]))
+def test_row_dot3x3_carries_columns(seed, count, stride_dilation):
+    """row_dot3x3 (columns kept in registers from pixel to pixel) gives row_dot's results
+    (same tap order; LLVM may contract other products into fused multiply-adds, so to the
+    last bit or so) and matches a float64 sum, for strides equal to and twice the
+    dilation."""
+    stride, dilation = stride_dilation
+    rng = np.random.default_rng(seed)
+    width = (count - 1) * stride + 2 * dilation + 1
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal(3 * width * LANES).astype(dtype)
+        w = rng.standard_normal(9 * LANES).astype(dtype)
+        scale, shift = (rng.standard_normal(LANES).astype(dtype) for _ in range(2))
+        out = np.full(2 * count * LANES, np.nan, dtype)
+        _carried_and_plain(out, x, w, scale, shift, count, stride, dilation, width)
+        close = 1e-6 if dtype == np.float32 else 1e-14
+        np.testing.assert_allclose(out[:count * LANES], out[count * LANES:], rtol=close,
+                                   atol=close)
+        grid = x.astype(np.float64).reshape(3, width, LANES)
+        taps = w.astype(np.float64).reshape(3, 3, LANES)
+        for p in range(count):
+            window = grid[:, p * stride:p * stride + 2 * dilation + 1:dilation]
+            expected = np.maximum((taps * window).sum(axis=(0, 1)) * scale + shift, 0)
+            np.testing.assert_allclose(out[p * LANES:(p + 1) * LANES], expected, rtol=1e-5,
+                                       atol=1e-5)
+
+
+@njit(cache=True)
 def _pixel_runs(out, x, count, step, blocks, factor, mask):
     """pixels_max over taps 0, 1, 3 then pixels_sum over taps 0, 2 into the two halves."""
     half = out.size // 2
