@@ -1,6 +1,7 @@
 """Depthwise-convolution and pooling kernels on the zoo's layer shapes, next to a memory copy.
 
-Run: ``python benchmarks/dw_pool_kernels.py [--threads 1] [--repeat 30] [--before DIR]``
+Run: ``python benchmarks/dw_pool_kernels.py [--threads 1] [--repeat 30] [--before DIR]``,
+or ``python benchmarks/dw_pool_kernels.py --graph squeezenet1.1,mobilenet [--repeat 200]``
 
 Each row is one distinct layer of the zoo models at batch 1, float32, channels-last (as the
 graph executor runs them): MobileNet's depthwise 3x3 convolutions with their fused bias +
@@ -16,6 +17,14 @@ compile or load the kernels). ``--threads`` sets numba's threads
 (``numba.set_num_threads``). ``--before DIR`` also times the kernels of another version,
 ``DIR/old_depthwise.py`` and ``DIR/old_pool.py`` (copies of the two modules with absolute
 imports), in the same run, alternating call by call with the current ones.
+
+``--graph MODELS`` times the same kinds of nodes where it matters, inside the zoo models'
+graphs (batch 1, ``opt_level=3``, the graph executor's own buffers and call order): every
+node that pools, concatenates or runs a depthwise convolution, median CPU µs per node over
+``--repeat`` passes of the whole graph (a node's input was just written by its producer,
+its output buffer may be cold: these times are what a model pays, and run 1.5-3x the
+kernel-alone ones). Set ``NUMBA_NUM_THREADS=1`` (and the BLAS thread variables) before
+starting Python for one-thread figures.
 """
 
 from __future__ import annotations
@@ -154,6 +163,62 @@ def pool_rows(repeat: int, before=None):
     return rows
 
 
+def _graph_calls(model: str):
+    """``(calls, labels)``: the ``(fn, args)`` of every executed node of zoo ``model``'s
+    graph and, for the nodes to time, ``index -> label``."""
+    import irlib
+    import interp
+    from interp.cli.common import load_model, make_inputs
+    from interp.debug_executor import GraphModuleDebug
+    mod, params = load_model(model, 1, {})
+    with irlib.transform.PassContext(opt_level=3):
+        mod = irlib.transform.InferType()(mod)
+        inputs = make_inputs(mod["main"], params, {}, 0)
+        run = interp.create_executor("graph", mod=mod, device=interp.cpu(0), target="cpu",
+                                     params=params).evaluate()
+    for _ in range(3):
+        run(**inputs)
+    debug = GraphModuleDebug(run.module)
+    calls = debug._calls()
+    labels = {}
+    for index, nid in enumerate(debug._op_nids):
+        ops = [name.split(".")[-1] for name in debug._ops[nid]]
+        shapes = [a.shape for a in calls[index][1] if hasattr(a, "shape")]
+        depthwise_layer = "conv2d" in ops and any(
+            len(s) == 4 and s[2] == 1 and s[3] > 1 for s in shapes[1:2])
+        if depthwise_layer or any("pool" in o or o == "concatenate" for o in ops):
+            inputs_text = " ".join("x".join(map(str, s)) for s in shapes[:-1])
+            labels[index] = f"{','.join(ops)} {inputs_text}"
+    return calls, labels
+
+
+def graph_rows(model: str, repeat: int):
+    """Rows of (label, median CPU us) for the timed nodes of ``model``'s graph, plus the
+    whole pass's median (ms)."""
+    calls, labels = _graph_calls(model)
+    times = {index: [] for index in labels}
+    passes = []
+    clock = time.process_time
+    for _ in range(repeat):
+        begin = clock()
+        for index, (fn, args) in enumerate(calls):
+            start = clock()
+            fn(*args)
+            if index in times:
+                times[index].append((clock() - start) * 1e6)
+        passes.append((clock() - begin) * 1e3)
+    rows = [(labels[index], statistics.median(times[index])) for index in labels]
+    return rows, statistics.median(passes)
+
+
+def _print_graph(model: str, repeat: int) -> None:
+    rows, whole = graph_rows(model, repeat)
+    print(f"{model}: median CPU us per node over {repeat} passes (whole pass {whole:.3f} ms)")
+    for label, value in rows:
+        print(f"  {label[:72]:72}{value:9.1f}")
+    print(f"  {'sum of these nodes':72}{sum(v for _, v in rows):9.1f}")
+
+
 def _print(rows, names) -> None:
     header = "".join(f"{name + ' wall':>17}{name + ' cpu':>17}" for name in names)
     print(f"{'layer':42}{header}   (us: min/median)")
@@ -171,9 +236,15 @@ def main(argv=None) -> int:
     parser.add_argument("--before", default=None, help="folder with old_depthwise.py, "
                         "old_pool.py to time in the same run")
     parser.add_argument("--only", choices=("depthwise", "pool"), default=None)
+    parser.add_argument("--graph", default=None, help="comma-separated zoo models: time "
+                        "their pool/concatenate/depthwise nodes inside the graph instead")
     args = parser.parse_args(argv)
     if args.threads:
         numba.set_num_threads(args.threads)
+    if args.graph:
+        for model in args.graph.split(","):
+            _print_graph(model, args.repeat)
+        return 0
     names = ["now"] + (["before"] if args.before else []) + ["copy"]
     old_dw = _load(args.before, "old_depthwise") if args.before else None
     old_pool = _load(args.before, "old_pool") if args.before else None
