@@ -17,6 +17,7 @@ import numpy as np
 
 from irlib.errors import IRError, TensorTooLargeError, UnknownNameError
 from irlib.limits import max_tensor_bytes
+from jitkernels.threads import run_threads
 
 _ALIGN = 64
 _NODE_KEYS = {"op", "name", "inputs", "attrs", "attr", "control_deps"}
@@ -393,7 +394,13 @@ class GraphRuntime:
         compiles shown as progress: :func:`interp.kernel_compile.watch_compiles`).
 
         From the second run on, runs of small generated kernels are called as one chain
-        each (:mod:`interp.graph_chains`; made, and compiled, on that second run)."""
+        each (:mod:`interp.graph_chains`; made, and compiled, on that second run). The run
+        uses numba's threads, or one while other processes keep the cores busy
+        (:func:`jitkernels.threads.run_threads`)."""
+        with run_threads():
+            self._run_calls()
+
+    def _run_calls(self) -> None:
         calls = self._chained
         if calls is None:
             if self._ran:

@@ -29,6 +29,7 @@ import numpy as np
 
 from irlib.errors import IRError
 from irlib.ir.dims import substitute_dim
+from jitkernels.threads import run_threads
 
 from .graph_dims import ShapeEvaluator, SizeBinder, dims_free_vars, parse_dim
 from .graph_lower import GraphUnsupportedError
@@ -315,18 +316,20 @@ class SymbolicRuntime(GraphRuntime):
     def run(self) -> None:
         """Bind the sizes from the inputs, then execute every op node in order (the first
         run, which compiles the kernels on a cold cache, shows them as progress:
-        :func:`interp.kernel_compile.watch_compiles`)."""
+        :func:`interp.kernel_compile.watch_compiles`), on numba's threads or one while
+        other processes keep the cores busy (:func:`jitkernels.threads.run_threads`)."""
         state = self.prepare(self.layout.binder.bind(self.inputs))
         self.state = state
-        if not getattr(self, "_ran", False):
-            from .kernel_compile import watch_compiles
-            with watch_compiles():
-                for fn, args in state.calls:
-                    fn(*args)
-            self._ran = True
-            return
-        for fn, args in state.calls:
-            fn(*args)
+        with run_threads():
+            if not getattr(self, "_ran", False):
+                from .kernel_compile import watch_compiles
+                with watch_compiles():
+                    for fn, args in state.calls:
+                        fn(*args)
+                self._ran = True
+                return
+            for fn, args in state.calls:
+                fn(*args)
 
     def _check_divisible(self, values: tuple) -> None:
         """Sizes that an op needs to divide exactly (``split`` into equal sections)."""

@@ -1,52 +1,61 @@
-"""One owner per kind of CPU work: OpenBLAS threads for products, numba ``prange`` for the rest.
+"""One thread pool for all of irlib's CPU work: numba's OpenMP workers, spinning between jobs.
 
 Thread pools that can live in one irlib process: numpy's OpenBLAS (the user's; irlib leaves
 it alone), the OpenBLAS that scipy bundles (numba's ``np.dot`` calls it through
 ``scipy.linalg.cython_blas``), irlib's own OpenBLAS copy (:mod:`jitkernels.cpu.openblas`),
-and numba's OpenMP pool. The rules,
-and the measurements behind them (2-core AMD EPYC dev machine):
+and numba's OpenMP pool. The rules, and the measurements behind them (2-core AMD EPYC dev
+machine):
 
-* **OpenBLAS's own threads share a product only while they do not stall.** They split it
-  into fixed shares and wait for each other's packed panels by spinning; when another
-  process holds one core, the thread on the other core spins until the descheduled one
-  runs again, block after block (at load average ~9 a ``(64, 576) @ (576, 3136)`` product
-  took 95-190 ms on numpy's two OpenBLAS threads and 3.5 ms on one). On an idle machine
-  they are the fastest split (1.6-1.9x one thread on the conv nets' shapes). irlib's copy
-  therefore times its products and falls back to one thread for a while after one stalls
-  (:mod:`jitkernels.cpu.blas_threads`); numpy's BLAS has no such guard, so irlib does not
-  use it when its own copy loads. scipy's BLAS is limited to one thread here.
-* **Small products stay on the calling thread**: ``np.matmul`` up to ``blas.SMALL_MAX_FLOPS``
-  (numpy's BLAS runs those on one thread), numba's ``np.dot`` on the one-thread scipy BLAS
-  for a dense of up to 2**20 multiply-adds (:mod:`jitkernels.cpu.gemm`) or inside generated
-  code; OpenBLAS itself keeps products of up to 2**18 multiply-adds on one thread.
-* **numba ``prange`` owns the non-GEMM loops** (pools, depthwise, norms, large epilogues),
-  and never runs around a BLAS call inside one numba function. ``GOMP_SPINCOUNT`` is set
-  (unless the user set it) so OpenMP workers sleep soon after a parallel loop instead of
-  spinning through the next product (a ``prange`` loop next to a threaded GEMM turned a
-  1.1 ms product into 8 ms under libgomp's default). A parallel loop still ends at a
-  barrier that waits for every worker: under load, one that follows a stretch of
-  single-threaded work waits for its sleeping worker to be scheduled again (a 0.6 ms max
-  pool took 3-25 ms right after 3 ms of single-threaded work at load average ~10).
+* **numba's OpenMP workers run everything parallel**: ``prange`` loops (pools, depthwise,
+  norms, epilogues, irlib's own micro-kernel products), the chunked kernels of
+  :mod:`jitkernels.cpu.work_sharing`, and irlib's OpenBLAS products, which
+  :mod:`jitkernels.cpu.blas_team` cuts into single-threaded cblas calls, one part per
+  worker. OpenBLAS itself stays on one thread, and so does scipy's BLAS.
+* **The workers spin between jobs** (``GOMP_SPINCOUNT`` = :data:`GOMP_SPINCOUNT`, about 3 ms,
+  unless the user set it). A worker that went to sleep takes tens of microseconds to wake:
+  a 2-thread ``prange`` region after a 20-100 us gap took 45-63 us at 1000 spins against 18
+  spinning, and an inference runs 40-200 such regions with gaps of Python dispatch between
+  them. With a second pool in the process (OpenBLAS's own threads, the earlier design)
+  spinning workers held the core that pool's thread needed (a GPT-2 step gained 2.5 ms from
+  spinning, BERT and ResNet-50 lost 20-30%); with one pool nothing else waits for it. Where
+  irlib's OpenBLAS is not in use (no AVX-512, the package missing, ``IRLIB_BLAS_TEAM=0``),
+  products run on OpenBLAS's own threads and the workers sleep after 1000 spins
+  (:data:`GOMP_SPINCOUNT_WITH_BLAS_THREADS`).
+* **A busy machine gets one thread.** A parallel loop ends at a barrier that waits for every
+  worker; when other processes keep the cores busy, a worker that lost its core holds the
+  caller up for a scheduler time slice (milliseconds: a SqueezeNet inference took 35-110 ms
+  instead of 7 while two other processes ran benchmarks). :func:`run_threads` (entered by
+  the graph executor around each run) therefore sets numba's thread count to 1 while the
+  other processes used more than the spare cores (``/proc/stat``, sampled every 0.25 s:
+  :func:`jitkernels.cpu.work_sharing.others_busy`) and restores it after.
 
-Thread counts: irlib's product threads from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
-``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``, else the usable cores; ``blas.set_num_threads``
-at run time); numba's from ``NUMBA_NUM_THREADS``. On a machine shared with other heavy work,
-``NUMBA_NUM_THREADS=1`` (or all of them at 1) trades the idle-machine speed-up of the
-``prange`` loops for latency that does not depend on the other processes.
+Thread counts: numba's from ``NUMBA_NUM_THREADS``; the most threads one product of irlib's
+BLAS is cut for from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
+``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``, else the usable cores;
+``blas.set_num_threads`` at run time).
 
-:func:`configure` (run when the CPU kernels or the code generator first load) limits scipy's
-BLAS to one thread and sets ``GOMP_SPINCOUNT``; irlib's OpenBLAS copy and its thread policy are
-set up by :mod:`jitkernels.cpu.blas` when it loads.
+:func:`configure` (run when the code generator first loads) limits scipy's BLAS to one thread
+and sets ``GOMP_SPINCOUNT``; irlib's OpenBLAS copy and its product policy are set up by
+:mod:`jitkernels.cpu.blas` when it loads.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["configure", "gemm_threads", "GOMP_SPINCOUNT", "THREAD_VARIABLES"]
+import contextlib
 
-GOMP_SPINCOUNT = "1000"
-"""Spins an idle OpenMP worker makes before sleeping (libgomp's default is 300,000)."""
+__all__ = ["configure", "gemm_threads", "run_threads", "GOMP_SPINCOUNT",
+           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "THREAD_VARIABLES"]
+
+GOMP_SPINCOUNT = "300000"
+"""Spins an idle OpenMP worker makes before sleeping when it is the only pool (about 3 ms on
+the dev machine: a 2-thread region after a 1 ms gap took 20 us, after 3 ms 25 us; at 30,000
+spins 50 and 85 us)."""
+
+GOMP_SPINCOUNT_WITH_BLAS_THREADS = "1000"
+"""The same where products run on OpenBLAS's own threads: its threads need the cores the
+workers would spin on."""
 
 THREAD_VARIABLES = ("IRLIB_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 """Environment variables that set irlib's GEMM threads, the first one set (to a positive
@@ -85,7 +94,9 @@ def configure() -> None:
     if _DONE:
         return
     _DONE = True
-    os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPINCOUNT)
+    from .cpu import blas
+    os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPINCOUNT if blas.team_enabled()
+                          else GOMP_SPINCOUNT_WITH_BLAS_THREADS)
     try:
         import numpy.linalg  # noqa: F401  (load numpy's BLAS first, to tell the two apart)
         import scipy.linalg.cython_blas  # noqa: F401
@@ -96,3 +107,27 @@ def configure() -> None:
         if library.internal_api in ("openblas", "mkl", "blis") and \
                 "scipy" in os.path.basename(os.path.dirname(library.filepath)):
             library.set_num_threads(1)
+
+
+@contextlib.contextmanager
+def run_threads():
+    """Numba's thread count for one run of a model: as configured on an idle machine, 1
+    while other processes keep the cores busy (see the module docstring); the caller's count
+    is restored on exit.
+
+    Yields:
+        The thread count in effect inside the block.
+    """
+    import numba
+    from .cpu.work_sharing import machine_cores, others_busy
+    saved = numba.get_num_threads()
+    threads = saved
+    if saved > 1 and others_busy() > machine_cores() - saved + 0.5:
+        threads = 1
+    if threads != saved:
+        numba.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        if threads != saved:
+            numba.set_num_threads(saved)

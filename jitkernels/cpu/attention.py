@@ -6,12 +6,11 @@ numba kernel.
 ``v (B, Hkv, Sk, Dv)`` and the output ``out (B, H, Sq, Dv)``; ``Hkv`` divides ``H``
 (grouped-query attention: query head ``h`` reads key/value head ``h // (H // Hkv)``).
 
-Strategy (:func:`_attention_body`): one task per (batch, head) block, claimed by the calling
-thread and by helper threads that join when they get a core (:mod:`jitkernels.cpu.
-work_sharing`, up to numba's thread count: a ``prange`` ended at a barrier that, on a
-machine other processes keep busy, waited milliseconds for a descheduled worker:
-bert_int8's three attentions took 8.8-13 ms wall on 2 threads at load 5 against 2.0 ms of
-CPU on one). The task
+Strategy (:func:`_attention_body`): one task per (batch, head) block, claimed from a
+counter by numba's workers (:mod:`jitkernels.cpu.work_sharing`, up to numba's thread
+count; while other processes keep the cores busy the caller runs them alone: a ``prange``
+barrier then waited milliseconds for a descheduled worker, bert_int8's three attentions
+took 8.8-13 ms wall on 2 threads at load 5 against 2.0 ms of CPU on one). The task
 first packs its key head into a contiguous ``(D, Sk)`` panel and its value head into a
 contiguous ``(Sk, Dv)`` panel (``O(Sk * D)`` copies against ``O(Sq * Sk * D)`` work; the
 callers' views are strided, e.g. the ``(B, S, H, D)`` projections read in place). Then for

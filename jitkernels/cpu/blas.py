@@ -27,7 +27,7 @@ import os
 import numpy as np
 
 from ..threads import gemm_threads
-from . import openblas
+from . import blas_team, openblas
 from .blas_threads import AdaptiveThreads
 
 __all__ = ["gemm", "gemm_strided", "HAVE_CBLAS", "HAVE_OWN_BLAS", "backend", "set_num_threads",
@@ -113,10 +113,90 @@ HAVE_CBLAS = HAVE_OWN_BLAS or bool(_CBLAS)
 """Whether :func:`gemm_strided` runs on a cblas (irlib's OpenBLAS, else numpy's bundled one)
 rather than on ``np.matmul`` plus a temporary."""
 
+TEAM_SWITCH = "IRLIB_BLAS_TEAM"
+"""Environment variable: ``0`` (``off``/``false``/``no``) runs each product of irlib's
+OpenBLAS on OpenBLAS's own threads (:class:`AdaptiveThreads`) instead of cutting it into
+single-threaded parts for numba's workers (:class:`TeamProducts`). Read when this module
+loads."""
+
+
+def team_enabled(environ=None) -> bool:
+    """Whether products are cut into parts for numba's OpenMP workers (the default where
+    irlib's OpenBLAS loaded; see :mod:`jitkernels.cpu.blas_team`).
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+    """
+    environ = os.environ if environ is None else environ
+    return _OWN is not None and environ.get(TEAM_SWITCH, "1").strip().lower() not in (
+        "0", "off", "false", "no")
+
+
+class TeamProducts:
+    """Runs irlib's OpenBLAS products as single-threaded parts shared by numba's workers.
+
+    OpenBLAS stays on one thread; each ``cblas_?gemm`` task of at least
+    :data:`blas_team.MIN_PART_WORK` multiply-adds is cut by :func:`blas_team.split` and run
+    by :func:`blas_team.run_parts`; a batch arrives as a parts table of its matrices. The
+    parts run on the calling thread alone while other processes keep the cores busy
+    (:func:`jitkernels.cpu.work_sharing.others_busy`), as the other shared kernels do.
+
+    Args:
+        threads: the most threads one product may use (1: every product on the caller).
+    """
+
+    def __init__(self, threads: int):
+        self.threads = max(1, int(threads))
+        _OWN.set_num_threads(1)     # parts run at once: each on its caller's thread only
+        self.addresses = {dtype: ctypes.cast(function, ctypes.c_void_p).value
+                          for dtype, function in _OWN.gemm.items()}
+        self.gemm = {id(function): dtype for dtype, function in _OWN.gemm.items()}
+
+    def _threads(self) -> int:
+        from numba import get_num_threads
+        from .work_sharing import machine_cores, others_busy
+        threads = min(self.threads, get_num_threads())
+        if threads > 1 and others_busy() > machine_cores() - threads + 0.5:
+            return 1
+        return threads
+
+    def run(self, tasks, work: float, key=None) -> None:
+        """Run each task: ``(function, args)`` of a cblas call of irlib's copy, or
+        ``(None, (dtype, parts, beta))`` for a :data:`blas_team.FIELDS` table.
+
+        Args:
+            tasks: the calls, run in order.
+            work, key: unused (the signature of :meth:`AdaptiveThreads.run`).
+        """
+        threads = self._threads() if work >= 2 * blas_team.MIN_PART_WORK else 1
+        for function, args in tasks:
+            if function is None:
+                dtype, parts, beta = args
+            elif id(function) in self.gemm and threads > 1:
+                dtype, beta = self.gemm[id(function)], args[11]
+                parts = blas_team.split((args[1], args[2], args[3], args[4], args[5],
+                                         args[8], args[10], args[13], args[7], args[9],
+                                         args[12]), threads, np.dtype(dtype).itemsize)
+            else:
+                function(*args)
+                continue
+            if threads > 1 and parts.shape[0] < threads:
+                parts = np.concatenate([blas_team.split(row, -(-threads // parts.shape[0]),
+                                                        np.dtype(dtype).itemsize)
+                                        for row in parts])
+            if threads == 1 or parts.shape[0] == 1:
+                blas_team.run_serial(self.addresses[dtype], parts, dtype.type(beta))
+            else:
+                blas_team.run_parts(self.addresses[dtype], parts, dtype.type(beta))
+
+
 def _policy(count: int):
-    """The thread policy of irlib's OpenBLAS copy for ``count`` threads (None without it)."""
+    """The thread policy of irlib's OpenBLAS copy for ``count`` threads (None without it):
+    :class:`TeamProducts` unless :data:`TEAM_SWITCH` turns it off."""
     if _OWN is None:
         return None
+    if team_enabled():
+        return TeamProducts(count)
     return AdaptiveThreads(count, _OWN.set_num_threads, _OWN.gemm[np.dtype(np.float32)])
 
 
@@ -243,26 +323,22 @@ def _task(a, b, out, beta: float):
                                _operand(out)[1]))
 
 
-def _batch_task(a, b, out, beta: float, alive: list, function=None):
-    """``(function, args)``: one ``cblas_?gemm_batch`` call for every matrix of the batched
-    ``out[...] = a @ b + beta * out`` (operands already broadcast to ``out``'s leading
-    shape), or None when it does not apply (no batch function, one matrix, a one-row or
-    one-column product, an operand BLAS cannot read in place).
+def _batch_layout(a, b, out):
+    """``(fields, count)`` of a batched ``out[...] = a @ b`` (operands already broadcast to
+    ``out``'s leading shape): an int64 ``(count, 11)`` table of every matrix's
+    :data:`blas_team.FIELDS` (one layout, the addresses from the leading strides), or None
+    when it does not apply (one matrix, a one-row or one-column product, an operand BLAS
+    cannot read in place).
 
     The matrices of a batch share their strides, so one layout serves them all; their
-    addresses are computed at once from the leading strides (the per-matrix Python of
-    :func:`_task` cost ~10 us per matrix: a Winograd layer has 16-36 of them). Arrays the
-    call reads by address are appended to ``alive``. ``function``: the batch function to
-    call (default: the checked one of ``out``'s dtype; the load-time check passes its
-    candidate).
+    addresses are computed at once (the per-matrix Python of :func:`_task` cost ~10 us per
+    matrix: a Winograd layer has 16-36 of them).
     """
-    if function is None:
-        function = _BATCH.get(out.dtype)
     batch_shape = out.shape[:-2]
     count = out.size // max(out.shape[-2] * out.shape[-1], 1)
     rows, inner = a.shape[-2:]
     cols = b.shape[-1]
-    if function is None or count < 2 or rows < 2 or cols < 2:
+    if count < 2 or rows < 2 or cols < 2:
         return None
     first = (0,) * len(batch_shape)
     layouts = [_operand(x[first]) if x.flags.aligned else None for x in (a, b, out)]
@@ -270,9 +346,35 @@ def _batch_task(a, b, out, beta: float, alive: list, function=None):
         return None
     (trans_a, lda), (trans_b, ldb), (_, ldc) = layouts
     index = np.indices(batch_shape, np.int64).reshape(len(batch_shape), -1)
-    pointers = [_address(x) + np.asarray(x.strides[:-2], np.int64) @ index
-                for x in (a, b, out)]          # int64: a reversed batch has a negative step
-    ints = np.array([trans_a, trans_b, rows, cols, inner, lda, ldb, ldc, count], np.int32)
+    table = np.empty((count, len(blas_team.FIELDS)), np.int64)
+    table[:, :8] = (trans_a, trans_b, rows, cols, inner, lda, ldb, ldc)
+    for column, x in zip((8, 9, 10), (a, b, out)):   # int64: a reversed batch steps back
+        table[:, column] = _address(x) + np.asarray(x.strides[:-2], np.int64) @ index
+    return table
+
+
+def _batch_task(a, b, out, beta: float, alive: list, function=None):
+    """One task running every matrix of the batched ``out[...] = a @ b + beta * out``
+    (operands already broadcast to ``out``'s leading shape), or None when it does not apply
+    (see :func:`_batch_layout`; or no batch function).
+
+    With :class:`TeamProducts` the task is the parts table itself (``(None, (dtype, table,
+    beta))``); otherwise one ``cblas_?gemm_batch`` call. Arrays the call reads by address
+    are appended to ``alive``. ``function``: the batch function to call (default: the
+    checked one of ``out``'s dtype; the load-time check passes its candidate).
+    """
+    table = _batch_layout(a, b, out)
+    if table is None:
+        return None
+    if function is None and isinstance(_POLICY, TeamProducts) and out.dtype in _OWN.gemm:
+        return None, (out.dtype, table, beta)
+    if function is None:
+        function = _BATCH.get(out.dtype)
+    if function is None:
+        return None
+    count = table.shape[0]
+    pointers = [np.ascontiguousarray(table[:, column]) for column in (8, 9, 10)]
+    ints = np.append(table[0, :8], count).astype(np.int32)
     scalars = np.array([1.0, beta], out.dtype)
     alive.append((pointers, ints, scalars))
     base, scalar, item = _address(ints), _address(scalars), ints.itemsize

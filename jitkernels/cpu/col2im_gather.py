@@ -23,7 +23,7 @@ LLVM vectorises the loops.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit, prange, uint64
 
 from .conv_core import valid_range
 from .work_sharing import claim, finish
@@ -148,7 +148,7 @@ def col2im_shared(cols, out, first_image, channel0, per_group_out, block, geomet
                   row_base, pixel_steps, tap_step, channel_step, kinds, vectors, residual,
                   tasks, chunks, state):
     """:func:`row_task` for tasks ``0..tasks-1`` in ``chunks`` contiguous runs, each claimed
-    from the job's counters ``state`` by whichever thread (caller or helper) gets it first
+    from the job's counters ``state`` by whichever thread gets it first
     (:mod:`jitkernels.cpu.work_sharing`; consecutive rows share input rows in cache)."""
     acc = np.empty(out.shape[3] * block, out.dtype)
     lane = np.empty(block, out.dtype)
@@ -161,3 +161,19 @@ def col2im_shared(cols, out, first_image, channel0, per_group_out, block, geomet
                      geometry, row_base, pixel_steps, tap_step, channel_step, kinds,
                      vectors, residual, acc, lane)
         finish(state)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def col2im_team(cols, out, first_image, channel0, per_group_out, block, geometry, row_base,
+                pixel_steps, tap_step, channel_step, kinds, vectors, residual, tasks,
+                chunks, state, threads):
+    """:func:`col2im_shared` on ``threads`` of numba's workers at once
+    (:func:`jitkernels.cpu.work_sharing.share`'s ``team``; compiled and cached once).
+    ``geometry`` arrives as an int64 array (a parallel loop takes no tuples) and is made the
+    tuple :func:`row_task` unpacks again in each worker."""
+    for _ in prange(threads):
+        shape = (geometry[0], geometry[1], geometry[2], geometry[3], geometry[4],
+                 geometry[5], geometry[6], geometry[7], geometry[8], geometry[9])
+        col2im_shared(cols, out, first_image, channel0, per_group_out, block, shape,
+                      row_base, pixel_steps, tap_step, channel_step, kinds, vectors,
+                      residual, tasks, chunks, state)

@@ -24,9 +24,8 @@ ran as a second pass over the output. Here (issue #17: DCGAN's deconvolutions):
   :data:`ACCUMULATOR_BYTES`; each tap of an input pixel is then one contiguous run of the
   columns: 16-channel blocks, one 64-byte line per pixel 8 KB apart, were 4x slower on
   DCGAN's 256->128 layer), written once into the NCHW row: no zeroing pass, no write
-  races. Chunks of tasks are shared with helper threads that join when they get a core
-  (:mod:`jitkernels.cpu.work_sharing`: a busy machine never leaves the caller waiting at a
-  barrier).
+  races. Chunks of tasks are claimed by numba's workers from a counter
+  (:mod:`jitkernels.cpu.work_sharing`; on a busy machine the caller runs them alone).
 * **The fused epilogue** (:mod:`jitkernels.cpu.epilogue`: per-channel multiply/add, a
   residual add, ReLU) is applied to each output row while it is in the accumulator, so a
   fused group ``relu(conv2d_transpose(x, w) * scale + shift)`` writes its output once
@@ -47,7 +46,7 @@ from .._geometry import from_canonical, is_float, ntuple, padding_pairs, referen
 from . import conv_core, packed_gemm
 from .blas import gemm
 from .epilogue import ADD, MUL, RELU, RESIDUAL, empty
-from .col2im_gather import col2im_serial, col2im_shared
+from .col2im_gather import col2im_serial, col2im_shared, col2im_team
 from .conv_core import valid_range
 from .work_sharing import new_state, share
 from .weight_cache import WeightCache
@@ -65,7 +64,7 @@ ACCUMULATOR_BYTES = 16 << 10
 L1 while the taps are added and the epilogue runs; see :func:`channel_block`)."""
 
 PARALLEL_MIN_OUTPUTS = 8192
-"""Fewest output elements for the col2im to be shared with helper threads (below, it runs
+"""Fewest output elements for the col2im to be shared by numba's workers (below, it runs
 on the calling thread)."""
 
 CHUNKS_PER_THREAD = 4
@@ -256,7 +255,8 @@ def conv2d_transpose_nchw(x, weight, kernel_layout, out, strides, dilation, befo
                     PARALLEL_MIN_OUTPUTS and tasks > 1:
                 chunks = min(tasks, CHUNKS_PER_THREAD * threads)
                 state = new_state()
-                share(col2im_shared, args + (chunks, state), state, chunks, threads)
+                share(col2im_shared, args + (chunks, state), state, chunks, threads,
+                      _col2im_team)
             else:
                 col2im_serial(*args)
 
@@ -489,3 +489,8 @@ def into_fused(out, data, weight, epilogue, **attrs) -> bool:
     conv2d_transpose_nchw(np.ascontiguousarray(data), weight, kernel_layout, out, strides,
                           dilation, before, groups, epilogue)
     return True
+
+
+def _col2im_team(*args):
+    """:func:`col2im_team` with the geometry tuple (``args[6]``) as an int64 array."""
+    col2im_team(*args[:6], np.asarray(args[6], np.int64), *args[7:])

@@ -30,10 +30,10 @@ and ``a`` as uint8 rows padded to a multiple of 4; the driver converts each fini
 to float32 while it is in cache.
 
 Threads (:func:`run_gemm`): the product is cut into chunks (a 64-column block times a band
-of ~66 rows) claimed from an atomic counter by the calling thread and by helper threads
-that join when they get a core (:mod:`jitkernels.cpu.work_sharing`): on an idle core a
-helper halves a large product, and a helper that is not scheduled (other processes on the
-cores) costs the caller nothing, unlike a ``prange`` barrier. Products of at least
+of ~66 rows) claimed from an atomic counter by numba's workers (:mod:`jitkernels.cpu.
+work_sharing`, :func:`_gemm_team`): on an idle core a second worker halves a large
+product, and a worker that starts late takes fewer chunks; while other processes keep the
+cores busy the caller runs it alone. Products of at least
 :data:`SHARE_MIN_MACS` multiply-adds use :func:`threads_allowed` threads (irlib's GEMM
 thread count, or ``IRLIB_INT8_THREADS``; ``1`` keeps every product on the calling thread).
 """
@@ -45,7 +45,7 @@ import threading
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .broadcast_kernel import UINT8_INT8, micro_kernels
 from .work_sharing import claim, finish, new_state, share
@@ -356,7 +356,15 @@ def run_gemm(rows: np.ndarray, packed: np.ndarray, colsum: np.ndarray, low: floa
     total = packed.shape[0] * bands
     state = new_state()
     share(_gemm, (rows, packed, groups, colsum, np.int64(low), out, bands, state, total),
-          state, total, count)
+          state, total, count, _gemm_team)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _gemm_team(a, bp, kg, colsum, offset, out, bands, state, total, threads):
+    """:func:`_gemm` on ``threads`` of numba's workers at once, each claiming chunks
+    (:func:`jitkernels.cpu.work_sharing.share`'s ``team``; compiled and cached once)."""
+    for _ in prange(threads):
+        _gemm(a, bp, kg, colsum, offset, out, bands, state, total)
 
 
 SHARE_MIN_MACS = 1 << 22

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from irlib.testing.budget import examples
 from jitkernels import threads
-from jitkernels.cpu import blas, openblas
-from jitkernels.cpu import blas_threads
+from jitkernels.cpu import blas, blas_team, blas_threads, openblas, work_sharing
 from jitkernels.cpu.blas_threads import AdaptiveThreads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,18 +28,25 @@ needs_own = pytest.mark.skipif(not blas.HAVE_OWN_BLAS,
 
 
 @contextlib.contextmanager
-def split_everything(on: bool = True):
-    """Send every product, however small, to irlib's BLAS on 2 OpenBLAS threads, each
-    product judged for stalls."""
-    saved = (blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK, blas.get_num_threads())
+def split_everything(on: bool = True, team: bool = True):
+    """Send every product, however small, to irlib's BLAS on 2 threads: cut into parts for
+    numba's workers (``team``) or on 2 OpenBLAS threads, each product judged for stalls."""
+    saved = (blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK, blas_team.MIN_PART_WORK,
+             work_sharing.others_busy, blas._POLICY)
     if on:
         blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK = -1, 0
-        blas.set_num_threads(2)
+        blas_team.MIN_PART_WORK = 1
+        work_sharing.others_busy = lambda: 0.0      # cut even on a busy test machine
+        if blas.HAVE_OWN_BLAS:
+            blas._POLICY = (blas.TeamProducts(2) if team else AdaptiveThreads(
+                2, blas._OWN.set_num_threads, blas._OWN.gemm[np.dtype(np.float32)]))
     try:
         yield
     finally:
-        blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK = saved[:2]
-        blas.set_num_threads(saved[2])
+        (blas.SMALL_MAX_FLOPS, blas_threads.JUDGED_MIN_WORK, blas_team.MIN_PART_WORK,
+         work_sharing.others_busy, blas._POLICY) = saved
+        if blas.HAVE_OWN_BLAS:
+            blas._OWN.set_num_threads(1)
 
 
 def _matrix(draw, rng, rows, cols, dtype):
@@ -79,7 +85,7 @@ def test_gemm_matches_numpy(data):
             for batch, shape in ((batch_a, (m, k)), (batch_b, (k, n))))
     expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
     out = np.full(expected.shape, np.nan, dtype)
-    with split_everything(draw(st.booleans())):
+    with split_everything(draw(st.booleans()), draw(st.booleans())):
         assert blas.gemm(a, b, out) is out
     np.testing.assert_allclose(out, expected, rtol=_tolerance(dtype, k),
                                atol=_tolerance(dtype, k))
@@ -99,7 +105,7 @@ def test_gemm_strided_matches_numpy(data, split):
     accumulate = draw(st.booleans())
     expected = a.astype(np.float64) @ b.astype(np.float64) + (start[:, :n] if accumulate else 0)
     out = start.copy()
-    with split_everything(split):
+    with split_everything(split, draw(st.booleans())):
         blas.gemm_strided(a, b, out[:, :n], accumulate)
     np.testing.assert_allclose(out[:, :n], expected, rtol=_tolerance(dtype, k),
                                atol=_tolerance(dtype, k))
@@ -108,7 +114,8 @@ def test_gemm_strided_matches_numpy(data, split):
 
 @needs_own
 def test_large_product_on_two_threads_is_right():
-    """A product above JUDGED_MIN_WORK, on the real thresholds, on 2 OpenBLAS threads."""
+    """A product above JUDGED_MIN_WORK and MIN_PART_WORK, on the real thresholds, on 2
+    threads (cut into parts for numba's workers, or on OpenBLAS's, whichever is in use)."""
     rng = np.random.default_rng(1)
     a = rng.standard_normal((96, 700)).astype(np.float32)
     b = rng.standard_normal((700, 333)).astype(np.float32)
@@ -371,17 +378,19 @@ def test_calibration_measures_a_plausible_rate():
     try:
         rate = policy.calibrate()
     finally:
-        own.set_num_threads(blas.get_num_threads())
+        own.set_num_threads(1)
     assert 1e7 < rate < 1e13
 
 
 @needs_own
 @pytest.mark.skipif(not blas._BATCH, reason="irlib's OpenBLAS has no cblas_?gemm_batch")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_batched_product_is_one_batch_call(dtype, monkeypatch):
-    """A batched product above the small-product limit is one cblas_?gemm_batch call, with
-    broadcast (stride 0), reversed (negative step) and transposed operands read in place,
-    and matches numpy."""
+@pytest.mark.parametrize("team", [False, True])
+def test_batched_product_is_one_batch_call(dtype, team, monkeypatch):
+    """A batched product above the small-product limit is one task: one cblas_?gemm_batch
+    call on OpenBLAS's threads, or one parts table of its 12 matrices for numba's workers,
+    with broadcast (stride 0), reversed (negative step) and transposed operands read in
+    place, and matches numpy."""
     calls = []
     real = blas._BATCH[np.dtype(dtype)]
 
@@ -389,6 +398,15 @@ def test_batched_product_is_one_batch_call(dtype, monkeypatch):
         calls.append(args)
         return real(*args)
     monkeypatch.setitem(blas._BATCH, np.dtype(dtype), counting)
+    real_parts = blas_team.run_parts
+
+    def counting_parts(address, parts, beta):
+        calls.append(parts.shape[0])
+        return real_parts(address, parts, beta)
+    monkeypatch.setattr(blas_team, "run_parts", counting_parts)
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
+    monkeypatch.setattr(blas, "_POLICY", blas.TeamProducts(2) if team else AdaptiveThreads(
+        2, blas._OWN.set_num_threads, blas._OWN.gemm[np.dtype(np.float32)]))
     rng = np.random.default_rng(3)
     a = rng.standard_normal((3, 1, 40, 70)).astype(dtype)
     b = np.swapaxes(rng.standard_normal((1, 4, 50, 70)).astype(dtype), -1, -2)
@@ -397,8 +415,78 @@ def test_batched_product_is_one_batch_call(dtype, monkeypatch):
     reversed_a = rng.standard_normal((4, 40, 70)).astype(dtype)[::-1]    # negative step
     reversed_out = np.full((4, 40, 50), np.nan, dtype)
     blas.gemm(reversed_a, b[0], reversed_out)
-    assert len(calls) == 2
+    blas._OWN.set_num_threads(1)
+    from numba import get_num_threads
+    if team and get_num_threads() > 1:
+        assert calls == [12, 4]
+    elif not team:
+        assert len(calls) == 2
     np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
                                rtol=_tolerance(dtype, 70), atol=_tolerance(dtype, 70))
     np.testing.assert_allclose(reversed_out, reversed_a.astype(np.float64) @ b[0],
                                rtol=_tolerance(dtype, 70), atol=_tolerance(dtype, 70))
+
+
+# -- products cut into parts for numba's workers (jitkernels.cpu.blas_team) -------------------
+
+@needs_own
+@settings(max_examples=examples(40), deadline=None)
+@given(st.data())
+def test_parts_cover_the_product_once(data):
+    """Every part table (rows or columns cut, aligned, 1-4 threads, either transpose) runs
+    to numpy's product, overwriting or accumulating."""
+    draw = data.draw
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    m, k, n = draw(st.integers(1, 90)), draw(st.integers(1, 40)), draw(st.integers(1, 90))
+    a, b = _matrix(draw, rng, m, k, dtype), _matrix(draw, rng, k, n, dtype)
+    a, (trans_a, lda) = blas._readable(a)
+    b, (trans_b, ldb) = blas._readable(b)
+    start = rng.standard_normal((m, n)).astype(dtype)
+    out = start.copy()
+    beta = draw(st.sampled_from([0.0, 1.0]))
+    threads = draw(st.integers(1, 4))
+    row = (trans_a, trans_b, m, n, k, lda, ldb, n, blas._address(a), blas._address(b),
+           blas._address(out))
+    saved = blas_team.MIN_PART_WORK
+    blas_team.MIN_PART_WORK = 1
+    try:
+        parts = blas_team.split(row, threads, np.dtype(dtype).itemsize)
+    finally:
+        blas_team.MIN_PART_WORK = saved
+    assert 1 <= parts.shape[0] <= threads
+    by_rows = np.all(parts[:, 3] == n)
+    sizes = parts[:, 2] if by_rows else parts[:, 3]
+    assert sizes.sum() == (m if by_rows else n) and np.all(sizes > 0)
+    assert np.all(sizes[:-1] % (4 if by_rows else 16) == 0)       # aligned inner cuts
+    address = blas.TeamProducts(2).addresses[np.dtype(dtype)]
+    blas_team.run_parts(address, parts, np.dtype(dtype).type(beta))
+    expected = a.astype(np.float64) @ b.astype(np.float64) + beta * start
+    np.testing.assert_allclose(out, expected, rtol=_tolerance(dtype, k),
+                               atol=_tolerance(dtype, k))
+
+
+def test_split_keeps_small_products_whole_and_cuts_the_longer_side():
+    row = lambda m, n, k: (111, 111, m, n, k, k, n, n, 0, 0, 0)      # noqa: E731
+    assert blas_team.split(row(8, 8, 8), 2, 4).shape[0] == 1          # < MIN_PART_WORK
+    tall = blas_team.split(row(3136, 64, 576), 2, 4)
+    assert tall.shape[0] == 2 and list(tall[:, 2]) == [1568, 1568]    # rows cut
+    assert list(tall[:, 10]) == [0, 1568 * 64 * 4]                    # out rows advance
+    wide = blas_team.split(row(49, 512, 4608), 2, 4)
+    assert list(wide[:, 3]) == [256, 256] and list(wide[:, 9]) == [0, 256 * 4]
+
+
+@needs_own
+def test_busy_machine_runs_the_parts_on_the_caller(monkeypatch):
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: 8.0)
+
+    def no_workers(*args):
+        raise AssertionError("parts were shared on a busy machine")
+
+    monkeypatch.setattr(blas_team, "run_parts", no_workers)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((300, 200)).astype(np.float32)
+    b = rng.standard_normal((200, 300)).astype(np.float32)
+    monkeypatch.setattr(blas, "_POLICY", blas.TeamProducts(2))
+    out = blas.gemm(a, b, np.empty((300, 300), np.float32))
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)

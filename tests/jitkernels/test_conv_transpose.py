@@ -127,9 +127,8 @@ def test_matches_the_scatter_oracle(g, read_only, parallel, orientation):
     with pytest.MonkeyPatch.context() as monkeypatch:
         orient(monkeypatch, orientation)
         monkeypatch.setattr(conv_transpose, "PARALLEL_MIN_OUTPUTS", 0 if parallel else 1 << 40)
-        if parallel:        # helpers join even on a busy machine, two threads at least
+        if parallel:        # shared even on a busy machine, two threads at least
             monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
-            monkeypatch.setitem(work_sharing._STALLS, "until", 0.0)
             monkeypatch.setattr(conv_transpose, "_threads", lambda: 2)
         got, = kernel()(x, w, **attrs)
     assert got.dtype == np.float32 and got.shape == expected.shape

@@ -1,4 +1,5 @@
-"""The CPU threading policy of jitkernels.threads: one multi-threaded BLAS pool per process."""
+"""The CPU threading policy of jitkernels.threads: one pool (numba's OpenMP workers) per
+process, spinning between jobs, one thread while the machine is busy."""
 
 import os
 
@@ -44,4 +45,34 @@ def test_gomp_spincount_defaults_but_user_setting_wins(monkeypatch):
     monkeypatch.setattr(threads, "_DONE", False)
     monkeypatch.delenv("GOMP_SPINCOUNT")
     threads.configure()
-    assert os.environ["GOMP_SPINCOUNT"] == threads.GOMP_SPINCOUNT
+    from jitkernels.cpu import blas
+    assert os.environ["GOMP_SPINCOUNT"] == (threads.GOMP_SPINCOUNT if blas.team_enabled()
+                                            else threads.GOMP_SPINCOUNT_WITH_BLAS_THREADS)
+
+
+def test_blas_threads_mode_keeps_the_short_spin(monkeypatch):
+    from jitkernels.cpu import blas
+    monkeypatch.setattr(threads, "_DONE", False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.setattr(blas, "team_enabled", lambda environ=None: False)
+    threads.configure()
+    assert os.environ["GOMP_SPINCOUNT"] == threads.GOMP_SPINCOUNT_WITH_BLAS_THREADS
+
+
+def test_team_mode_follows_the_switch(monkeypatch):
+    from jitkernels.cpu import blas
+    assert not blas.team_enabled({"IRLIB_BLAS_TEAM": "0"})
+    assert blas.team_enabled({}) == blas.HAVE_OWN_BLAS
+
+
+@pytest.mark.parametrize("busy, expected", [(0.0, None), (8.0, 1)])
+def test_run_threads_drops_to_one_thread_on_a_busy_machine(monkeypatch, busy, expected):
+    import numba
+    from jitkernels.cpu import work_sharing
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: busy)
+    monkeypatch.setattr(work_sharing, "machine_cores", lambda: 2)
+    before = numba.get_num_threads()
+    with threads.run_threads() as inside:
+        assert numba.get_num_threads() == inside
+        assert inside == (before if expected is None or before == 1 else expected)
+    assert numba.get_num_threads() == before

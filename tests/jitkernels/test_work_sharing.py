@@ -1,4 +1,4 @@
-"""Chunks shared with helper threads (jitkernels.cpu.work_sharing) and the int8 VNNI
+"""Chunks shared by numba's workers (jitkernels.cpu.work_sharing) and the int8 VNNI
 product run on them (jitkernels.cpu.int8_vnni.run_gemm): every chunk computed exactly once
 whatever the thread count (a kernel counting its chunks), the atomic add, and the shared
 product against numpy's int64 product (hypothesis over shapes across the 6-row tile and
@@ -21,10 +21,9 @@ needs_vnni = pytest.mark.skipif(not int8_vnni.available(), reason="no AVX-512 VN
 
 @pytest.fixture(autouse=True)
 def _idle_machine(monkeypatch):
-    """Helpers are posted even when other processes keep the cores busy (the test machine
-    is shared), so the tests exercise them."""
+    """Jobs are shared even when other processes keep the cores busy (the test machine is
+    shared), so the tests exercise the shared path."""
     monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
-    monkeypatch.setitem(work_sharing._STALLS, "until", 0.0)
 
 
 @njit(nogil=True)
@@ -74,7 +73,7 @@ def test_every_chunk_runs_exactly_once(threads, total):
 
 
 def test_a_stale_job_is_never_claimed_again():
-    # a helper that runs a finished job finds its counter exhausted
+    # a worker that enters a finished job finds its counter exhausted
     hits = np.zeros(4, np.int64)
     state = new_state()
     share(_count_chunks, (hits, state, 4), state, 4, 1)
@@ -120,7 +119,7 @@ def test_shared_product_is_numpys_integer_product(rows, depth, units, low, threa
                             state, total), state, total, threads)
     expected = (a.astype(np.int64) @ w + low * w.sum(axis=0)).astype(np.float32)
     np.testing.assert_array_equal(out, expected)
-    # and through run_gemm, forced onto helper threads
+    # and through run_gemm, shared by the workers
     out[:] = np.nan
     int8_vnni.run_gemm(a, packed.packed, packed.colsum, float(low), out, threads)
     np.testing.assert_array_equal(out, expected)
@@ -140,12 +139,24 @@ def test_try_product_on_two_threads_matches(monkeypatch):
         np.testing.assert_array_equal(out, expected)
 
 
-def test_helpers_are_remade_after_a_fork_marker():
-    helpers = work_sharing._HELPERS
-    queues = helpers.get(1)
-    assert len(queues) == 1
-    helpers.pid = -1                    # as a forked child sees it
-    assert len(helpers.get(1)) == 1 and helpers.pid != -1
+@njit(nogil=True)
+def _count_offset_chunks(hits, offsets, state, total):
+    while True:
+        chunk = claim(state, total)
+        if chunk < 0:
+            break
+        atomic_add(hits, chunk, offsets[chunk % 2])
+        finish(state)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tuple_arguments_reach_the_kernel_as_arrays(threads):
+    """numba's parallel driver takes no tuples: a tuple of integers arrives as an int64
+    array, on the shared path and on the calling thread alike."""
+    hits = np.zeros(9, np.int64)
+    state = new_state()
+    share(_count_offset_chunks, (hits, (3, 5), state, 9), state, 9, threads)
+    np.testing.assert_array_equal(hits, [3, 5] * 4 + [3])
 
 
 def test_others_busy_is_a_rate_of_cores(monkeypatch):
@@ -165,7 +176,7 @@ def _count_team(hits, state, total, threads):
 
 
 @pytest.mark.parametrize("total", [1, 3, 500])
-def test_a_team_runs_the_job_on_an_idle_machine_and_helpers_do_not(total):
+def test_a_given_team_runs_the_job_on_an_idle_machine(total):
     """With a ``team`` (numba's workers each claiming chunks) every chunk still runs once;
     the team is what runs while the cores are free."""
     calls = []
@@ -193,12 +204,16 @@ def test_busy_cores_run_the_kernel_alone_even_with_a_team(monkeypatch):
     np.testing.assert_array_equal(hits, np.ones(64, np.int64))
 
 
-def test_no_helper_while_backing_off(monkeypatch):
-    # a stall's back-off: the job still completes, on the calling thread
-    monkeypatch.setitem(work_sharing._STALLS, "until", float("inf"))
+def test_busy_cores_run_the_kernel_alone_without_a_team(monkeypatch):
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: 8.0)
+
+    def no_team(*args):
+        raise AssertionError("the workers were used on a busy machine")
+
+    monkeypatch.setattr(work_sharing, "_team", no_team)
     hits = np.zeros(64, np.int64)
     state = new_state()
-    share(_count_chunks, (hits, state, 64), state, 64, 4)
+    share(_count_chunks, (hits, state, 64), state, 64, 2)
     np.testing.assert_array_equal(hits, np.ones(64, np.int64))
 
 
@@ -225,17 +240,3 @@ def test_integer_bounds_and_uint8_rows_vs_numpy(rows, cols, low, span, special, 
         int8_vnni._to_uint8(a, np.int32(start), dest)
         np.testing.assert_array_equal(dest[:, :cols], (a - a.min()).astype(np.uint8))
         assert np.all(dest[:, cols:] == 9)
-
-
-@njit(nogil=True)
-def _claim_and_drop(state, total):
-    # claims every chunk and finishes none: what a kernel that raised leaves behind
-    while claim(state, total) >= 0:
-        pass
-
-
-def test_an_unfinished_chunk_raises_instead_of_hanging(monkeypatch):
-    monkeypatch.setattr(work_sharing, "HELPER_TIMEOUT", 0.05)
-    state = new_state()
-    with pytest.raises(RuntimeError, match="did not finish"):
-        share(_claim_and_drop, (state, 3), state, 3, 1)
