@@ -69,7 +69,7 @@ import os
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, uint64
+from numba import get_num_threads, njit, prange, uint64
 
 from .broadcast_kernel import SEGMENTED_SHAPES, segmented_micro_kernels
 from .conv_core import scratch
@@ -357,7 +357,7 @@ def _shared(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
             state):
     """The whole convolution as ``chunks`` chunks of padded rows, then ``chunks`` chunks of
     tasks, each claimed from a counter (:mod:`jitkernels.cpu.work_sharing`'s protocol; run
-    by the caller alone, or shared with helper threads). A thread that finds no padding
+    by the caller alone, or by numba's workers: :func:`_team`). A thread that finds no padding
     chunk left waits until every one is finished before it starts on the tasks."""
     if pad:
         lines = x.shape[0] * padded.shape[1]
@@ -487,7 +487,18 @@ def conv2d_nhwc(x, weight, out, strides, dilation, before, after, epilogue=None,
     if plan.chunks == 1:
         _shared(*args)
     else:
-        share(_shared, args, state, plan.chunks, plan.threads)
+        share(_shared, args, state, plan.chunks, plan.threads, _team)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _team(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks, pad_state,
+          state, threads):
+    """:func:`_shared` on ``threads`` of numba's workers at once
+    (:func:`jitkernels.cpu.work_sharing.share`'s ``team``; compiled once and cached: a
+    driver compiled in each process cost seconds)."""
+    for _ in prange(threads):
+        _shared(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
+                pad_state, state)
 
 
 class _Plan(NamedTuple):
