@@ -202,25 +202,32 @@ class _Window(PoolWindow):
 
 
 _WINDOWS: dict = {}
-"""``(op name, input shape, attrs items)`` -> its :class:`_Window`: a graph pools one shape
-every call, and building the window (attribute parsing, output size) cost ~7 us of a 15-60
-us channels-last pool."""
+"""``(op name, input shape, dtype, attrs items)`` -> its :class:`_Window`, for inputs the
+kernel pools itself (float, the op's rank, not empty): a graph pools one shape every call,
+and building the window (attribute parsing, output size, task split) and checking the input
+cost ~20 us of a 40-130 us channels-last pool inside a graph."""
 
 _WINDOWS_MAX = 512
 """Entries :data:`_WINDOWS` holds before it is emptied."""
 
 
-def _window(op_name: str, shape: tuple, attrs: dict, n: int) -> _Window:
-    """The :class:`_Window` of a call, from :data:`_WINDOWS` when the attributes hash."""
+def _window(op_name: str, data: np.ndarray, attrs: dict, n: int):
+    """The :class:`_Window` of a call (from :data:`_WINDOWS` when the attributes hash), or
+    None when the kernel leaves ``data`` to the reference."""
     try:
-        key = (op_name, shape, tuple(attrs.items()))
+        key = (op_name, data.shape, data.dtype, tuple(attrs.items()))
         window = _WINDOWS.get(key)
     except TypeError:               # an unhashable attribute value (a list)
-        return _Window(shape, attrs, n)
-    if window is None:
+        key, window = None, None
+    if window is not None:
+        return window
+    if not (is_float(data) and data.ndim == n + 2 and data.size > 0):
+        return None
+    window = _Window(data.shape, attrs, n)
+    if key is not None:
         if len(_WINDOWS) >= _WINDOWS_MAX:
             _WINDOWS.clear()
-        window = _WINDOWS[key] = _Window(shape, attrs, n)
+        _WINDOWS[key] = window
     return window
 
 
@@ -230,15 +237,14 @@ def _ndhwc_shape(shape: tuple) -> tuple:
 
 
 def _pool_kernel(op_name: str, n: int, kind: str):
-    def usable(data) -> bool:
-        return is_float(data) and data.ndim == n + 2 and data.size > 0
+    is_max = kind == "max"
 
     def kernel(data, **attrs):
-        if not usable(data):
+        window = _window(op_name, data, attrs, n)
+        if window is None:
             return reference(op_name, (data,), attrs)
-        window = _window(op_name, data.shape, attrs, n)
         out = np.empty(window.out_shape, data.dtype)
-        window.run(data, out, kind == "max")
+        window.run(data, out, is_max)
         return (out,)
 
     def into(out, data, **attrs) -> bool:
@@ -247,12 +253,11 @@ def _pool_kernel(op_name: str, n: int, kind: str):
         Returns:
             False (and writes nothing) when the kernel would use the reference; True else.
         """
-        if not usable(data) or out.dtype != data.dtype or not out.flags.c_contiguous:
+        window = _window(op_name, data, attrs, n)
+        if window is None or out.shape != window.out_shape or out.dtype != data.dtype \
+                or not out.flags.c_contiguous:
             return False
-        window = _window(op_name, data.shape, attrs, n)
-        if out.shape != window.out_shape:
-            return False
-        window.run(data, out, kind == "max")
+        window.run(data, out, is_max)
         return True
     kernel.__name__ = op_name.replace(".", "_")
     kernel.__doc__ = f"``{op_name}`` on CPU (same contract as the reference implementation)."
@@ -287,18 +292,20 @@ def _adaptive_kernel(op_name: str, n: int, kind: str):
 
 def _global_kernel(op_name: str, kind: str):
     code = 1 if kind == "avg" else 2        # reduce_arb's mean / max
-    plans: dict = {}                        # (shape, layout) -> (x shape, out shape) or None
+    plans: dict = {}        # (shape, dtype, layout) -> ((A, R, B), out shape), or None
 
     def plan(data, layout):
-        """``((A, R, B), out shape)`` of ``data`` viewed for :func:`reduce_arb`, or None when
-        the kernel cannot pool it (kept per shape and layout: working it out took ~40 us
-        of a ~60 us call inside a graph)."""
-        key = (data.shape, layout)
+        """``((A, R, B), out shape)``: ``data`` viewed for :func:`reduce_arb` and the
+        result's shape, or None when the kernel leaves ``data`` to the reference (kept per
+        shape, dtype and layout: working it out took ~40 us of a ~60 us call inside a
+        graph)."""
+        key = (data.shape, data.dtype, layout)
         found = plans.get(key, False)
         if found is not False:
             return found
         found = None
-        if (data.ndim == 4 and data.size > 0 and sorted(layout) == sorted("NCHW")
+        if (is_float(data) and data.ndim == 4 and data.size > 0
+                and sorted(layout) == sorted("NCHW")
                 and layout.index("H") + 1 == layout.index("W")):
             h_axis = layout.index("H")
             outer, inner = math.prod(data.shape[:h_axis]), math.prod(data.shape[h_axis + 2:])
@@ -311,11 +318,11 @@ def _global_kernel(op_name: str, kind: str):
         return found
 
     def run(data, out, views) -> None:
-        reduce_arb(np.ascontiguousarray(data).reshape(views[0]),
-                   out.reshape(views[0][0], views[0][2]), code)
+        x = np.ascontiguousarray(data).reshape(views[0])
+        reduce_arb(x, out.reshape(x.shape[0], x.shape[2]), code)
 
     def kernel(data, layout="NCHW", out_layout="", **_):
-        views = plan(data, layout) if is_float(data) else None
+        views = plan(data, layout)
         if views is None or out_layout not in ("", layout):
             return reference(op_name, (data,), dict(layout=layout, out_layout=out_layout))
         out = np.empty(views[1], data.dtype)
@@ -324,11 +331,9 @@ def _global_kernel(op_name: str, kind: str):
 
     def into(out, data, layout="NCHW", out_layout="", **_) -> bool:
         """Pool ``data`` into ``out`` (C-contiguous); False (nothing written) if it cannot."""
-        if out.dtype != data.dtype or not out.flags.c_contiguous or not is_float(data) \
-                or out_layout not in ("", layout):
-            return False
         views = plan(data, layout)
-        if views is None or out.shape != views[1]:
+        if views is None or out.shape != views[1] or out.dtype != data.dtype \
+                or not out.flags.c_contiguous or out_layout not in ("", layout):
             return False
         run(data, out, views)
         return True
