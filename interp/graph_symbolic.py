@@ -318,9 +318,10 @@ class SymbolicRuntime(GraphRuntime):
         run, which compiles the kernels on a cold cache, shows them as progress:
         :func:`interp.kernel_compile.watch_compiles`), on numba's threads or one while
         other processes keep the cores busy (:func:`jitkernels.threads.run_threads`)."""
-        state = self.prepare(self.layout.binder.bind(self.inputs))
+        values = self.layout.binder.bind(self.inputs)
+        state = self.prepare(values)
         self.state = state
-        with run_threads():
+        with run_threads((id(self), tuple(values))):
             if not getattr(self, "_ran", False):
                 from .kernel_compile import watch_compiles
                 with watch_compiles():

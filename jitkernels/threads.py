@@ -27,7 +27,9 @@ machine):
   instead of 7 while two other processes ran benchmarks). :func:`run_threads` (entered by
   the graph executor around each run) therefore sets numba's thread count to 1 while the
   other processes used more than the spare cores (``/proc/stat``, sampled every 0.25 s:
-  :func:`jitkernels.cpu.work_sharing.others_busy`) and restores it after.
+  :func:`jitkernels.cpu.work_sharing.others_busy`), or for a second after a run on several
+  threads took over 3x the fastest run of the same model (load that started between two
+  samples), and restores it after.
 
 Thread counts: numba's from ``NUMBA_NUM_THREADS``; the most threads one product of irlib's
 BLAS is cut for from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
@@ -45,8 +47,9 @@ import os
 
 import contextlib
 
-__all__ = ["configure", "gemm_threads", "run_threads", "GOMP_SPINCOUNT",
-           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "THREAD_VARIABLES"]
+__all__ = ["configure", "gemm_threads", "run_threads", "BACKOFF_SECONDS", "GOMP_SPINCOUNT",
+           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "STALL_FACTOR", "STALL_MIN_SECONDS",
+           "THREAD_VARIABLES"]
 
 GOMP_SPINCOUNT = "300000"
 """Spins an idle OpenMP worker makes before sleeping when it is the only pool (about 3 ms on
@@ -109,25 +112,68 @@ def configure() -> None:
             library.set_num_threads(1)
 
 
+STALL_FACTOR = 3.0
+"""A run on several threads that took this many times the fastest one of the same model
+(and at least :data:`STALL_MIN_SECONDS` more) stalled: another process took a core."""
+
+STALL_MIN_SECONDS = 0.002
+"""Smallest excess over the fastest run that counts as a stall (a time slice is ~3 ms)."""
+
+BACKOFF_SECONDS = 1.0
+"""After a stalled run, runs use one thread for this long."""
+
+_RUNS = {"until": 0.0, "fastest": {}}
+
+
 @contextlib.contextmanager
-def run_threads():
+def run_threads(key=None):
     """Numba's thread count for one run of a model: as configured on an idle machine, 1
     while other processes keep the cores busy (see the module docstring); the caller's count
     is restored on exit.
 
+    The busy test samples ``/proc/stat`` every 0.25 s, so load that starts between samples
+    is caught by timing instead: a run on several threads that took :data:`STALL_FACTOR`
+    times the fastest one of the same ``key`` stalled, and the runs of the next
+    :data:`BACKOFF_SECONDS` use one thread.
+
+    Args:
+        key: what identifies the model being run (hashable, e.g. ``id`` of its runtime);
+            None skips the stall test.
+
     Yields:
         The thread count in effect inside the block.
     """
+    import time
+
     import numba
     from .cpu.work_sharing import machine_cores, others_busy
     saved = numba.get_num_threads()
     threads = saved
-    if saved > 1 and others_busy() > machine_cores() - saved + 0.5:
+    if saved > 1 and (time.monotonic() < _RUNS["until"] or
+                      others_busy() > machine_cores() - saved + 0.5):
         threads = 1
     if threads != saved:
         numba.set_num_threads(threads)
+    start = time.perf_counter()
     try:
         yield threads
     finally:
         if threads != saved:
             numba.set_num_threads(saved)
+        elif threads > 1 and key is not None:
+            _judge(key, time.perf_counter() - start)
+
+
+def _judge(key, elapsed: float) -> None:
+    """Record a multi-threaded run of ``key``; start a back-off if it stalled."""
+    fastest = _RUNS["fastest"]
+    best = fastest.get(key)
+    if best is not None and elapsed > STALL_FACTOR * best and \
+            elapsed - best > STALL_MIN_SECONDS:
+        import time
+        _RUNS["until"] = time.monotonic() + BACKOFF_SECONDS
+        return
+    if best is None or elapsed < best:
+        if len(fastest) > 1024:
+            fastest.clear()
+        fastest[key] = elapsed

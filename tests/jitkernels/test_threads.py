@@ -76,3 +76,32 @@ def test_run_threads_drops_to_one_thread_on_a_busy_machine(monkeypatch, busy, ex
         assert numba.get_num_threads() == inside
         assert inside == (before if expected is None or before == 1 else expected)
     assert numba.get_num_threads() == before
+
+
+def test_a_stalled_run_backs_off_to_one_thread(monkeypatch):
+    """A multi-threaded run far slower than the fastest one of its key starts a back-off:
+    the next runs use one thread; other keys' fastest runs are their own."""
+    import numba
+    from jitkernels.cpu import work_sharing
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba runs one thread here")
+    monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
+    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "fastest": {}})
+    clock = iter([0.0, 0.001, 10.0, 10.02, 20.0, 20.0001])      # run, stalled run, run
+
+    def fake_clock():
+        return next(clock)
+
+    import time
+    monkeypatch.setattr(time, "perf_counter", fake_clock)
+    with threads.run_threads("model") as first:
+        pass
+    with threads.run_threads("model") as second:
+        pass
+    assert first == second == numba.get_num_threads()
+    assert threads._RUNS["until"] > 0.0                # 20 ms against a 1 ms best
+    with threads.run_threads("model") as third:
+        assert third == 1
+    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "fastest": {}})
+    with threads.run_threads(None) as untimed:
+        assert untimed == numba.get_num_threads()
