@@ -29,7 +29,7 @@ machine):
   other processes used more than the spare cores (``/proc/stat``, sampled every 0.25 s:
   :func:`jitkernels.cpu.work_sharing.others_busy`), or for a second after a run on several
   threads took over 3x the fastest run of the same model (load that started between two
-  samples), and restores it after.
+  samples; the back-off doubles while the stalls go on), and restores it after.
 
 Thread counts: numba's from ``NUMBA_NUM_THREADS``; the most threads one product of irlib's
 BLAS is cut for from :func:`gemm_threads` (``IRLIB_NUM_THREADS``, else
@@ -48,8 +48,8 @@ import os
 import contextlib
 
 __all__ = ["configure", "gemm_threads", "run_threads", "BACKOFF_SECONDS", "GOMP_SPINCOUNT",
-           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "STALL_FACTOR", "STALL_MIN_SECONDS",
-           "THREAD_VARIABLES"]
+           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "MAX_BACKOFF_SECONDS", "STALL_FACTOR",
+           "STALL_MIN_SECONDS", "THREAD_VARIABLES"]
 
 GOMP_SPINCOUNT = "300000"
 """Spins an idle OpenMP worker makes before sleeping when it is the only pool (about 3 ms on
@@ -120,9 +120,13 @@ STALL_MIN_SECONDS = 0.002
 """Smallest excess over the fastest run that counts as a stall (a time slice is ~3 ms)."""
 
 BACKOFF_SECONDS = 1.0
-"""After a stalled run, runs use one thread for this long."""
+"""After a stalled run, runs use one thread for this long; doubled for each further stall
+(up to :data:`MAX_BACKOFF_SECONDS`) and halved back by each run that does not stall."""
 
-_RUNS = {"until": 0.0, "fastest": {}}
+MAX_BACKOFF_SECONDS = 64.0
+"""Longest back-off (a machine that stays busy pays one stalled run per this long)."""
+
+_RUNS = {"until": 0.0, "backoff": BACKOFF_SECONDS, "fastest": {}}
 
 
 @contextlib.contextmanager
@@ -134,7 +138,7 @@ def run_threads(key=None):
     The busy test samples ``/proc/stat`` every 0.25 s, so load that starts between samples
     is caught by timing instead: a run on several threads that took :data:`STALL_FACTOR`
     times the fastest one of the same ``key`` stalled, and the runs of the next
-    :data:`BACKOFF_SECONDS` use one thread.
+    :data:`BACKOFF_SECONDS` (doubling while the stalls go on) use one thread.
 
     Args:
         key: what identifies the model being run (hashable, e.g. ``id`` of its runtime);
@@ -171,8 +175,10 @@ def _judge(key, elapsed: float) -> None:
     if best is not None and elapsed > STALL_FACTOR * best and \
             elapsed - best > STALL_MIN_SECONDS:
         import time
-        _RUNS["until"] = time.monotonic() + BACKOFF_SECONDS
+        _RUNS["until"] = time.monotonic() + _RUNS["backoff"]
+        _RUNS["backoff"] = min(2.0 * _RUNS["backoff"], MAX_BACKOFF_SECONDS)
         return
+    _RUNS["backoff"] = max(0.5 * _RUNS["backoff"], BACKOFF_SECONDS)
     if best is None or elapsed < best:
         if len(fastest) > 1024:
             fastest.clear()

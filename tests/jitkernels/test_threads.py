@@ -86,7 +86,7 @@ def test_a_stalled_run_backs_off_to_one_thread(monkeypatch):
     if numba.get_num_threads() < 2:
         pytest.skip("numba runs one thread here")
     monkeypatch.setattr(work_sharing, "others_busy", lambda: 0.0)
-    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "fastest": {}})
+    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "backoff": 1.0, "fastest": {}})
     clock = iter([0.0, 0.001, 10.0, 10.02, 20.0, 20.0001])      # run, stalled run, run
 
     def fake_clock():
@@ -100,8 +100,9 @@ def test_a_stalled_run_backs_off_to_one_thread(monkeypatch):
         pass
     assert first == second == numba.get_num_threads()
     assert threads._RUNS["until"] > 0.0                # 20 ms against a 1 ms best
+    assert threads._RUNS["backoff"] == 2.0             # the next stall backs off longer
     with threads.run_threads("model") as third:
         assert third == 1
-    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "fastest": {}})
+    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "backoff": 1.0, "fastest": {}})
     with threads.run_threads(None) as untimed:
         assert untimed == numba.get_num_threads()
