@@ -15,10 +15,11 @@ Strategy (issue #17: the NHWC max pools of SqueezeNet, ResNet, DenseNet and Ince
 * The previous form ran each channel block along the whole output row before the next
   block: with 64-256 channels a stride-2 row then read one 64-byte line in every 8-32 per
   step, a stream the hardware prefetchers do not follow across 4 KiB pages, and each line
-  was fetched from L3 or memory on demand. Measured (median CPU µs, one thread, SqueezeNet
-  1.1's three max pools 3x3/2 as the graph runs them, interleaved with the old kernel; see
-  docs/kernels.md): 112x112x64 241 -> 156, 55x55x128 105 -> 82, 27x27x256 (then run along
-  the channels per pixel) 69 -> 61.
+  was fetched from L3 or memory on demand. Measured (median CPU µs, one thread, the kernel
+  alone on a hot 112x112x64 input: 116 -> 78; SqueezeNet 1.1's three max pools 3x3/2
+  inside its graph, interleaved with the old kernel, together with the cached window of
+  :mod:`jitkernels.cpu.pool`: 112x112x64 206 -> 111, 55x55x128 90 -> 52, 27x27x256 61 ->
+  35; see docs/kernels.md).
 * **Other windows** (any size, dilation, depth) go tap by tap: each tap is one
   :func:`~jitkernels.cpu.simd.row_max_into` / :func:`~jitkernels.cpu.simd.row_add_into`
   over the run of output pixels whose input column is inside the image.
