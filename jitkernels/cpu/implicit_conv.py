@@ -22,10 +22,10 @@ Strategy:
 * **Segmented micro-kernel.** :func:`jitkernels.cpu.broadcast_kernel.segmented_micro_kernels`
   runs the block's whole depth as ``KH`` segments of ``KW*C`` steps, the next segment one
   padded row (``dh*Wp*C`` elements) further on; its ``R x cols`` accumulators stay in
-  registers across all segments: no im2col, no partial sums in memory. The panel width is
-  the narrowest of 16, 32, 48 and 64 columns that holds the output channels
-  (:func:`panel_columns`; 14, 10, 8 and 6 pixels a block), so a 16- or 48-channel layer
-  computes no lanes of zeros; wider layers use 64-column panels.
+  registers across all segments: no im2col, no partial sums in memory. The panel width,
+  64, 48, 32 or 16 columns (6, 8, 10 or 14 pixels a block), is the one with the fewest
+  vector multiply-adds (:func:`panel_columns`): a 16-, 48- or 80-channel layer computes no
+  lanes of zeros, and a 13-pixel row runs as blocks of 10 + 3 (32 columns), not 6 + 6 + 1.
 * **One call per row of blocks.** A task's row of pixels goes to one compiled call that
   runs the full blocks and its tail block (a call per block cost 20% of a 16 -> 64 1x1
   layer's time: each passes five arrays and a dozen integers).
@@ -77,7 +77,8 @@ from .epilogue import RESIDUAL, empty
 from .work_sharing import atomic_add, claim, finish, new_state, share
 from .weight_cache import WeightCache
 
-__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "PARALLEL_MIN_FLOPS", "available",
+__all__ = ["ENV_SWITCH", "MAX_INNER", "MIN_OUT_CHANNELS", "NARROWER_MARGIN",
+           "PARALLEL_MIN_FLOPS", "available",
            "conv2d_nhwc", "enabled", "pack", "packed_weight", "panel_columns", "pays"]
 
 ENV_SWITCH = "IRLIB_IMPLICIT_CONV"
@@ -134,14 +135,46 @@ def available() -> bool:
     return _AVX512
 
 
-def panel_columns(out_channels: int) -> int:
-    """Columns of the weight panels for ``out_channels``: the narrowest kernel width of
-    :data:`~jitkernels.cpu.broadcast_kernel.SEGMENTED_SHAPES` that holds them (16, 32, 48),
-    else 64."""
-    for columns in sorted(SEGMENTED_SHAPES):
-        if out_channels <= columns:
-            return columns
-    return max(SEGMENTED_SHAPES)
+NARROWER_MARGIN = 0.97
+"""A narrower panel width is taken only when :func:`panel_columns`'s cost model puts it at
+most this fraction of the wider one's (each panel is one more pass over the input: on a
+13x13 512 -> 1000 1x1, 16 columns, 1.6% fewer multiply-adds, ran 4% slower than 64)."""
+
+
+def _panel_cost(out_channels: int, row: int, columns: int) -> int:
+    """Vector multiply-adds per depth step for ``row`` pixels (0: a long run, whose tail
+    does not count) on ``columns``-column panels: padded 16-lane vectors times the rows of
+    the blocks the row is cut into, a block of one row costing as much as one of two."""
+    vectors = -(-out_channels // columns) * columns // 16
+    if row <= 0:
+        return vectors
+    full, tail = divmod(row, SEGMENTED_SHAPES[columns])
+    return vectors * (full * SEGMENTED_SHAPES[columns] + (max(tail, 2) if tail else 0))
+
+
+def panel_columns(out_channels: int, row: int = 0) -> int:
+    """Columns of the weight panels for ``out_channels``: the width of
+    :data:`~jitkernels.cpu.broadcast_kernel.SEGMENTED_SHAPES` (64, 48, 32 or 16) with the
+    fewest vector multiply-adds (:func:`_panel_cost`: lanes past ``out_channels`` and short
+    tail blocks are wasted), the widest of those within :data:`NARROWER_MARGIN`.
+
+    Measured one thread against the time on 64 columns: 28x28 64 -> 80 3x3 0.65x on 16
+    columns (5 vectors against 8), 64 -> 200 0.83x (13 against 16), 64 -> 96 0.76-0.78x on
+    16/32/48; 13x13 64 -> 256 3x3 0.95x and 7x7 128 -> 128 0.88x on 32 columns (rows of 13
+    and 7 pixels: blocks of 10 + 3 and 7 against 6 + 6 + 1 and 6 + 1); equal where the
+    blocks fill the rows (14, 27, 28, 55 or 56 pixels).
+
+    Args:
+        out_channels: the layer's output channels.
+        row: pixels of one task's row (an output row), or 0 for a long run (a 1x1 layer
+            read as one run).
+    """
+    best, best_cost = 0, 0
+    for columns in sorted(SEGMENTED_SHAPES, reverse=True):
+        cost = _panel_cost(out_channels, row, columns)
+        if not best or cost < best_cost * NARROWER_MARGIN:
+            best, best_cost = columns, cost
+    return best
 
 
 # -- the micro-kernels -----------------------------------------------------------------------
@@ -391,7 +424,7 @@ def pack(weight: np.ndarray, columns: int) -> np.ndarray:
 
     Args:
         weight: the HWIO weight (any dtype convertible to float32).
-        columns: 32 or 64 (:func:`panel_columns`).
+        columns: 64, 48, 32 or 16 (:func:`panel_columns`).
     """
     out_channels = weight.shape[3]
     depth = math.prod(weight.shape[:3])
@@ -549,16 +582,17 @@ def _plan(shape, wshape, strides, dilation, before, after, flat, threads) -> _Pl
     oh = max((hp - dilation[0] * (kh - 1) - 1) // strides[0] + 1, 0)
     ow = max((wp - kw) // strides[1] + 1, 0)
     out_shape = (batch, oh, ow, out_channels)
-    cols = panel_columns(out_channels)
-    panels = -(-out_channels // cols)
     pad = bool(before[0] or before[1] or after[0] or after[1])
+    pixels = batch * oh * ow
+    run = bool(flat and (kh, kw) == (1, 1) and not pad and strides == (1, 1) and pixels)
+    cols = panel_columns(out_channels, 0 if run else ow)
+    panels = -(-out_channels // cols)
     padded_shape = (batch, hp, wp, channels)
     panel_major = panels * cols * kh * kw * channels > batch * hp * wp * channels
-    pixels = batch * oh * ow
     per_thread = _chunks_per_thread(2.0 * pixels * out_channels * kh * kw * channels, threads)
     block, blocks = SEGMENTED_SHAPES[cols], 0
     rows = batch * oh
-    if flat and (kh, kw) == (1, 1) and not pad and strides == (1, 1) and pixels:
+    if run:
         # a plain product: all pixels in one run, cut into rows of whole blocks
         blocks = -(-pixels // block)
         rows = _flat_rows(blocks, panels, per_thread * threads, flat)

@@ -212,10 +212,21 @@ def test_plan_gives_each_thread_equal_chunks(pixels, channels, out_channels, thr
         assert plan.chunks == 1
 
 
-def test_panel_columns_fit_the_output_channels():
-    """The narrowest kernel that holds a layer's channels: no panel of 16-lane zeros."""
-    assert [implicit_conv.panel_columns(o) for o in (8, 16, 17, 32, 33, 48, 49, 64, 65, 200)] \
-        == [16, 16, 32, 32, 48, 48, 64, 64, 64, 64]
+def test_panel_columns_count_the_vector_multiply_adds():
+    """The width with the fewest padded 16-lane vectors times block rows (a one-row tail
+    block costing two), the widest within 3%; worked out by hand."""
+    columns = implicit_conv.panel_columns
+    # a long run: only the padding past the output channels counts
+    assert [columns(o) for o in (8, 16, 17, 32, 33, 48, 49, 64, 65, 80, 96, 192, 200, 1000)] \
+        == [16, 16, 32, 32, 48, 48, 64, 64, 16, 16, 48, 64, 16, 64]
+    # rows of 13 pixels: 64 columns cut them 6 + 6 + 1 (14 row-steps a vector), 48 columns
+    # 8 + 5, 32 columns 10 + 3, 16 columns 13 (13 each)
+    assert columns(256, 13) == 32           # 16 vectors: 224 against 208
+    assert columns(192, 13) == 48           # 12 vectors: 168 against 156 (48 first)
+    assert columns(128, 7) == 32            # 6 + 1: 8 row-steps a vector against 7
+    assert columns(64, 56) == 64            # 9 x 6 + 2: no tail to save
+    assert columns(128, 14) == 64           # 6 + 6 + 2 = 10 + 4 = 14
+    assert columns(16, 56) == 16
 
 
 @pytest.mark.parametrize("threads", [1, 2])
