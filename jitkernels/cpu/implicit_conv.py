@@ -51,14 +51,11 @@ Strategy:
 Each output is accumulated in (kernel row, kernel column, channel) order with fused
 multiply-adds, so it agrees with a float64 reference to float32 rounding.
 
-Cost rule (:func:`pays`, measured per layer against the direct kernel, Winograd, the
-packed GEMM and im2col + GEMM with ``benchmarks/implicit_conv_layers.py``; the table is in
-docs/kernels.md): float32, one group, dilation 1 along the width, at least 8 output
-channels (:data:`MIN_OUT_CHANNELS`), an inner dimension ``KH*KW*C`` of at most
-:data:`MAX_INNER`, AVX-512 on the CPU. Every stride-1 1x1 layer within that runs here: on
-one core it took 0.61-0.75x of the previous path's CPU time on SqueezeNet's squeezes and
-expansions, 0.81-0.97x on MobileNet's, DenseNet-121's and ResNet-50's pointwise layers up
-to 2048 channels. ``IRLIB_IMPLICIT_CONV=0`` turns it off.
+Cost rule (:func:`pays`, measured per layer against the other paths with
+``benchmarks/implicit_conv_layers.py``; tables in docs/kernels.md): float32, one group,
+width dilation 1, at least :data:`MIN_OUT_CHANNELS` output channels, ``KH*KW*C`` at most
+:data:`MAX_INNER`, AVX-512 on the CPU; so every stride-1 1x1 layer (0.57-0.96x of the
+packed GEMM's or OpenBLAS's time on one core). ``IRLIB_IMPLICIT_CONV=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -87,10 +84,8 @@ other paths (read at each call)."""
 
 MIN_OUT_CHANNELS = 8
 """Fewest output channels: narrower layers keep the direct kernel (:mod:`.direct_conv`),
-which vectorises over pixels. On the 16-column kernel (one zmm per row) keyword spotting's
-8->8 and 8->16 3x3 layers ran at 0.88-0.90x of the direct kernel's time and its 1->8
-first layer at 1.03x (one thread, CPU time); on the 32-column kernel they had run
-1.13-1.44x slower."""
+which vectorises over pixels. On the 16-column kernel keyword spotting's 1->8 and 8->8 3x3
+layers took 0.76-0.84x of its time (one thread; 1.13-1.44x on the 32-column one)."""
 
 MAX_INNER = 4096
 """Largest inner dimension ``KH*KW*C`` the cost rule sends here."""
@@ -99,17 +94,15 @@ PARALLEL_MIN_FLOPS = 2e6
 """Layers with fewer flops run on the calling thread (a parallel region costs ~10-20 us)."""
 
 FLAT_ROW_BLOCKS = 8
-"""A stride-1 1x1 layer without padding reads its pixels as one run: its tasks are rows of
-at most this many kernel blocks (no short block at each output row's end; fewer calls than
-rows of 1, 2 or 4 blocks: 0.97-0.99x of 4's time, 1.02-1.07x for 2, 1.07-1.21x for 1 on
-SqueezeNet's expansions); 0: one task per output row, as for the other layers."""
+"""A stride-1 1x1 layer without padding reads its pixels as one run cut into rows of at
+most this many kernel blocks (on SqueezeNet's expansions 8 took 0.97-0.99x of 4's time, 2
+1.02-1.07x, 1 1.07-1.21x); 0: one task per output row, as for the other layers."""
 
 CHUNKS_PER_THREAD = 4
 """Task chunks per numba thread at most (for balance when another process holds a core)."""
 
 CHUNK_MIN_FLOPS = 1e6
-"""Fewest flops of one task chunk (~10 us on one core): a smaller layer is cut into fewer
-chunks, at least one per thread."""
+"""Fewest flops of a task chunk (~10 us on one core), but at least one chunk per thread."""
 
 
 def enabled() -> bool:
@@ -136,9 +129,9 @@ def available() -> bool:
 
 
 NARROWER_MARGIN = 0.97
-"""A narrower panel width is taken only when :func:`panel_columns`'s cost model puts it at
-most this fraction of the wider one's (each panel is one more pass over the input: on a
-13x13 512 -> 1000 1x1, 16 columns, 1.6% fewer multiply-adds, ran 4% slower than 64)."""
+""":func:`panel_columns` takes a narrower width only below this fraction of a wider one's
+cost (a panel more is a pass more over the input: 13x13 512 -> 1000 1x1 on 16 columns,
+1.6% fewer multiply-adds, ran 4% slower than on 64)."""
 
 
 def _panel_cost(out_channels: int, row: int, columns: int) -> int:
@@ -307,13 +300,11 @@ def _tasks(padded, bp, out, geometry, first, last, kinds, vectors, residual):
     row-major (panel ``t % panels``).
 
     ``geometry`` = ``(Hp, Wp, C, OH, OW, O, KH, KW, sh, sw, dh, cols, top, left,
-    panel_major, rows, pixels, block, blocks)``: ``rows`` the rows of pixels (the output
-    rows of all images), ``pixels`` the output pixels, ``block`` the kernel's pixels;
-    ``blocks`` is 0, or for a 1x1 layer read as one run the run's blocks (row ``r`` then
-    holds blocks ``r*blocks//rows`` up to ``(r+1)*blocks//rows``); ``padded`` the flat
-    zero-padded image, ``bp`` the flat packed weight, ``out`` the flat output. Inlined into
-    :func:`_shared`, as :func:`_pad_rows` is: numba optimises a separately compiled callee
-    again inside its caller (the module's cold compile took 11 s instead of 6).
+    panel_major, rows, pixels, block, blocks)`` (:func:`_plan`); ``blocks`` is 0, or for a
+    1x1 layer read as one run its kernel blocks (row ``r`` holds blocks ``r*blocks//rows``
+    up to ``(r+1)*blocks//rows``). Flat arrays. Inlined into :func:`_shared`, as
+    :func:`_pad_rows` is (a separately compiled callee is optimised again inside its
+    caller: the cold compile took 11 s instead of 6).
     """
     hp, wp, channels, oh, ow, out_channels = (geometry[0], geometry[1], geometry[2],
                                               geometry[3], geometry[4], geometry[5])
@@ -535,8 +526,8 @@ def _team(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks, p
 
 
 class _Plan(NamedTuple):
-    """What a layer's shapes and attributes and the thread count fix for
-    :func:`conv2d_nhwc` (memoised: a graph runs each layer with the same ones every time)."""
+    """What a layer's shapes, attributes and thread count fix (memoised: a graph runs each
+    layer with the same ones every time)."""
 
     out_shape: tuple
     out_size: int
