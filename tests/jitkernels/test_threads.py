@@ -71,6 +71,7 @@ def test_run_threads_drops_to_one_thread_on_a_busy_machine(monkeypatch, busy, ex
     from jitkernels.cpu import work_sharing
     monkeypatch.setattr(work_sharing, "others_busy", lambda: busy)
     monkeypatch.setattr(work_sharing, "machine_cores", lambda: 2)
+    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "backoff": 1.0, "fastest": {}})
     before = numba.get_num_threads()
     with threads.run_threads() as inside:
         assert numba.get_num_threads() == inside
