@@ -2,7 +2,8 @@
 conv nets (direct-kernel conv2d/conv1d with their bias and ReLU, mean, softmax) give the
 results of a numpy oracle written here (and kws those of onnxruntime) once chained, every
 conv layer runs as a prepared direct-kernel call and the rest as chains, and the switch,
-writable weights and big layers keep the node calls."""
+writable weights and big layers keep the node calls; wider layers run as prepared
+implicit-GEMM calls (jitkernels.cpu.implicit_layer) with the oracle's results."""
 
 import os
 import sys
@@ -15,6 +16,7 @@ import irlib
 from interp import graph_chains
 from jitkernels.codegen import chain_steps
 from jitkernels.codegen.chain import Literal, chain_source
+from jitkernels.cpu import implicit_conv
 
 from graph_helpers import graph_function
 
@@ -322,3 +324,64 @@ def test_channels_first_epilogue_in_the_direct_kernel(channels, size, one_d, ord
     assert not any(isinstance(fn, FusedKernel) for fn, _ in runtime._chained)
     if len(runtime.calls) == 1:
         assert len(runtime._chained) == 1
+
+
+# -- implicit-GEMM layers as prepared calls (jitkernels.cpu.implicit_layer) ------------------
+
+def _implicit_steps(runtime) -> int:
+    """How many of the runtime's node calls become prepared implicit-GEMM conv steps."""
+    count = 0
+    for fn, args in runtime.calls:
+        steps = chain_steps.steps_of(fn, args) or []
+        count += sum(1 for callee, _ in steps if callee == chain_steps._IMPLICIT)
+    return count
+
+
+def _residual_net(rng, channels, size):
+    """NCHW conv 3x3 (+bias, relu), conv 1x1 (+bias) plus the first output, relu: wide
+    enough for the implicit kernel; module, params, float64 oracle."""
+    c0, c1 = channels
+    x = irlib.var("x", shape=(1, c0) + size)
+    w1, b1 = irlib.var("w1", shape=(c1, c0, 3, 3)), irlib.var("b1", shape=(c1,))
+    w2, b2 = irlib.var("w2", shape=(c1, c1, 1, 1)), irlib.var("b2", shape=(c1,))
+    h = irlib.nn.relu(irlib.nn.bias_add(irlib.nn.conv2d(x, w1, padding=(1, 1)), b1))
+    y = irlib.nn.relu(irlib.add(irlib.nn.bias_add(irlib.nn.conv2d(h, w2), b2), h))
+    mod = irlib.IRModule.from_expr(irlib.Function([x, w1, b1, w2, b2], y))
+    params = {"w1": rng.standard_normal((c1, c0, 3, 3)).astype("float32") * 0.2,
+              "b1": rng.standard_normal(c1).astype("float32") * 0.1,
+              "w2": rng.standard_normal((c1, c1, 1, 1)).astype("float32") * 0.2,
+              "b2": rng.standard_normal(c1).astype("float32") * 0.1}
+
+    def oracle(value):
+        h = np.maximum(_conv_ref(value, params["w1"], (1, 1), (1, 1))
+                       + params["b1"].reshape(1, -1, 1, 1), 0)
+        y = _conv_ref(h, params["w2"], (1, 1), (0, 0)) + params["b2"].reshape(1, -1, 1, 1)
+        return np.maximum(y + h, 0)
+    return mod, params, oracle
+
+
+@pytest.mark.skipif(not implicit_conv.available(),
+                    reason="the implicit-GEMM kernel needs AVX-512")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_implicit_layers_run_as_prepared_calls(threads):
+    """Layers the implicit kernel takes run as one prepared call each (their epilogue, a
+    residual included), on one thread or shared, and give the numpy oracle's results run
+    after run; the switch keeps the node calls."""
+    import numba
+    from jitkernels.cpu.implicit_layer import run_layer
+    rng = np.random.default_rng(11)
+    mod, params, oracle = _residual_net(rng, (24, 48), (14, 13))
+    func = graph_function(mod, params)
+    runtime = _runtime(func)
+    saved = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for _ in range(3):
+            value = rng.standard_normal((1, 24, 14, 13)).astype("float32")
+            np.testing.assert_allclose(func(value).numpy(), oracle(value), rtol=2e-4,
+                                       atol=2e-4)
+    finally:
+        numba.set_num_threads(saved)
+    if runtime._chained is None or _implicit_steps(runtime) == 0:
+        pytest.skip("the graph's layers took another kernel here (layout or cost rule)")
+    assert sum(1 for fn, _ in runtime._chained if fn is run_layer) == _implicit_steps(runtime)
