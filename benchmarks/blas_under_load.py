@@ -4,14 +4,18 @@ Run: ``python benchmarks/blas_under_load.py [--spinners N] [--repeat 40]``
 
 The experiment behind :mod:`jitkernels.threads`' rule. For a few GEMM shapes of ResNet
 layers and of a transformer decode step, it times ``np.matmul`` (numpy's OpenBLAS with its
-own threads) and ``jitkernels.cpu.blas.gemm`` (irlib's OpenBLAS copy on its own threads, back to one
-thread for a while after a product stalls) interleaved call by call, first on
+own threads) and ``jitkernels.cpu.blas.gemm`` (irlib's OpenBLAS copy: one-thread parts on
+numba's workers, :mod:`jitkernels.cpu.blas_team`, one part while other processes keep the
+cores busy; with ``IRLIB_BLAS_TEAM=0`` OpenBLAS's own threads, back to one thread for a
+while after a product stalls) interleaved call by call, first on
 the machine as it is, then with ``N`` competing processes that spin (``while True: pass``;
 default: one per core but one, i.e. one core taken on a 2-core machine). It prints the
 median and 90th percentile in ms of each and the load average. Where OpenBLAS's threads
 wait for each other by spinning, the numpy column grows by far more than the share of the
 cores the spinners take; irlib's should grow by about that share (plus the stalls that
-send it back to one thread).
+send it back to one thread). On the idle machine numpy's threads, spinning after each
+``np.matmul``, also take the core irlib's second part needs, so irlib's idle figures here
+are worse than in a process of its own (``benchmarks/blas_team.py`` times those).
 """
 
 from __future__ import annotations
