@@ -44,8 +44,7 @@ and sets ``GOMP_SPINCOUNT``; irlib's OpenBLAS copy and its product policy are se
 from __future__ import annotations
 
 import os
-
-import contextlib
+import time
 
 __all__ = ["configure", "gemm_threads", "run_threads", "BACKOFF_SECONDS", "GOMP_SPINCOUNT",
            "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "MAX_BACKOFF_SECONDS", "STALL_FACTOR",
@@ -129,43 +128,73 @@ MAX_BACKOFF_SECONDS = 64.0
 _RUNS = {"until": 0.0, "backoff": BACKOFF_SECONDS, "fastest": {}}
 
 
-@contextlib.contextmanager
-def run_threads(key=None):
+class run_threads:
     """Numba's thread count for one run of a model: as configured on an idle machine, 1
     while other processes keep the cores busy (see the module docstring); the caller's count
-    is restored on exit.
+    is restored on exit. A context manager: ``with run_threads(key) as threads: ...``.
 
     The busy test samples ``/proc/stat`` every 0.25 s, so load that starts between samples
     is caught by timing instead: a run on several threads that took :data:`STALL_FACTOR`
     times the fastest one of the same ``key`` stalled, and the runs of the next
     :data:`BACKOFF_SECONDS` (doubling while the stalls go on) use one thread.
 
+    It costs ~2.5 us a run (a class with cached module look-ups, not a generator: 6 us; a
+    multilayer perceptron's whole run is ~12 us).
+
     Args:
         key: what identifies the model being run (hashable, e.g. ``id`` of its runtime);
             None skips the stall test.
-
-    Yields:
-        The thread count in effect inside the block.
     """
-    import time
 
-    import numba
-    from .cpu.work_sharing import machine_cores, others_busy
-    saved = numba.get_num_threads()
-    threads = saved
-    if saved > 1 and (time.monotonic() < _RUNS["until"] or
-                      others_busy() > machine_cores() - saved + 0.5):
-        threads = 1
-    if threads != saved:
-        numba.set_num_threads(threads)
-    start = time.perf_counter()
-    try:
-        yield threads
-    finally:
-        if threads != saved:
-            numba.set_num_threads(saved)
-        elif threads > 1 and key is not None:
-            _judge(key, time.perf_counter() - start)
+    __slots__ = ("key", "saved", "threads", "start")
+
+    def __init__(self, key=None):
+        self.key = key
+
+    def __enter__(self) -> int:
+        """Set the run's thread count; return it."""
+        numba = _numba()
+        self.saved = threads = numba.get_num_threads()
+        if threads > 1 and (time.monotonic() < _RUNS["until"] or
+                            _others_busy() > _cores() - threads + 0.5):
+            threads = 1
+            numba.set_num_threads(1)
+        self.threads = threads
+        self.start = time.perf_counter()
+        return threads
+
+    def __exit__(self, *exc) -> None:
+        if self.threads != self.saved:
+            _numba().set_num_threads(self.saved)
+        elif self.threads > 1 and self.key is not None:
+            _judge(self.key, time.perf_counter() - self.start)
+
+
+_MODULES: dict = {}
+
+
+def _numba():
+    numba = _MODULES.get("numba")
+    if numba is None:
+        import numba
+        _MODULES["numba"] = numba
+    return numba
+
+
+def _others_busy() -> float:
+    sharing = _MODULES.get("work_sharing")
+    if sharing is None:
+        from .cpu import work_sharing as sharing
+        _MODULES["work_sharing"] = sharing
+    return sharing.others_busy()
+
+
+def _cores() -> int:
+    cores = _MODULES.get("cores")
+    if cores is None:
+        from .cpu.work_sharing import machine_cores
+        cores = _MODULES["cores"] = machine_cores()
+    return cores
 
 
 def _judge(key, elapsed: float) -> None:
@@ -174,7 +203,6 @@ def _judge(key, elapsed: float) -> None:
     best = fastest.get(key)
     if best is not None and elapsed > STALL_FACTOR * best and \
             elapsed - best > STALL_MIN_SECONDS:
-        import time
         _RUNS["until"] = time.monotonic() + _RUNS["backoff"]
         _RUNS["backoff"] = min(2.0 * _RUNS["backoff"], MAX_BACKOFF_SECONDS)
         return
