@@ -45,7 +45,7 @@ Strategy:
   stays in cache across panels). Layers with at least :data:`PARALLEL_MIN_FLOPS` split the
   padded copy and the tasks into chunks that numba's threads claim from a counter
   (:func:`jitkernels.cpu.work_sharing.share`): the same number per thread, at most
-  :data:`CHUNKS_PER_THREAD`, each of at least :data:`CHUNK_MIN_FLOPS` (~10 us); a 1x1
+  :data:`CHUNKS_PER_THREAD`, each of at least :data:`CHUNK_MIN_FLOPS` (~5 us); a 1x1
   layer's run is cut into a row count that gives every chunk as many rows.
 
 Each output is accumulated in (kernel row, kernel column, channel) order with fused
@@ -90,8 +90,10 @@ layers took 0.76-0.84x of its time (one thread; 1.13-1.44x on the 32-column one)
 MAX_INNER = 4096
 """Largest inner dimension ``KH*KW*C`` the cost rule sends here."""
 
-PARALLEL_MIN_FLOPS = 2e6
-"""Layers with fewer flops run on the calling thread (a parallel region costs ~10-20 us)."""
+PARALLEL_MIN_FLOPS = 5e5
+"""Layers with fewer flops run on the calling thread. numba's workers spin between regions,
+so a region costs a few us: on two threads 14x14 32->128 1x1 (1.6 MFLOP) took 11 us against
+18 on one, 10x10 (0.8 MFLOP) 8 against 10; at 7x7 (0.4 MFLOP) 6 either way."""
 
 FLAT_ROW_BLOCKS = 8
 """A stride-1 1x1 layer without padding reads its pixels as one run cut into rows of at
@@ -101,8 +103,8 @@ most this many kernel blocks (on SqueezeNet's expansions 8 took 0.97-0.99x of 4'
 CHUNKS_PER_THREAD = 4
 """Task chunks per numba thread at most (for balance when another process holds a core)."""
 
-CHUNK_MIN_FLOPS = 1e6
-"""Fewest flops of a task chunk (~10 us on one core), but at least one chunk per thread."""
+CHUNK_MIN_FLOPS = 5e5
+"""Fewest flops of a task chunk (~5 us on one core), but at least one chunk per thread."""
 
 
 def enabled() -> bool:
