@@ -25,10 +25,11 @@ Cost rule (which calls become steps):
   packed or gathered form is kept;
 * a ``FusedKernel`` anchored on a channels-last ``nn.conv2d`` with its fused epilogue that
   the implicit-GEMM kernel takes (:func:`jitkernels.cpu.implicit_conv.pays`, a read-only
-  weight): a standalone step, :func:`jitkernels.cpu.implicit_layer.run_layer` on the
+  weight): a standalone step, :func:`jitkernels.cpu.layer_calls.run_layer` on the
   arguments prepared once (it spent ~15-20 us of Python per call in checks, plan, packed
   weight and epilogue lookups; one thread, CPU time: SqueezeNet 1.1 8.5-9.3 -> 7.8 ms,
-  DenseNet-121 38.1-38.5 -> 37.0-37.9 ms);
+  DenseNet-121 38.1-38.5 -> 37.0-37.9 ms); likewise a channels-last depthwise layer with
+  its fused epilogue (:func:`jitkernels.cpu.layer_calls.run_depthwise`);
 * a single-op ``mean``/``sum`` over contiguous axes or ``nn.softmax``/``nn.log_softmax`` of
   at most :data:`SMALL_ELEMENTS` elements (the kernels' serial sizes).
 
@@ -66,7 +67,8 @@ serial size for softmax, :data:`jitkernels.cpu.norm.SMALL_SOFTMAX`)."""
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _DIRECT = ("jitkernels.cpu.direct_conv", "_direct_serial")
-_IMPLICIT = ("jitkernels.cpu.implicit_layer", "run_layer")
+_IMPLICIT = ("jitkernels.cpu.layer_calls", "run_layer")
+_DEPTHWISE = ("jitkernels.cpu.layer_calls", "run_depthwise")
 _REDUCE = ("jitkernels.codegen.chain_steps", "reduce_serial")
 _SOFTMAX = ("jitkernels.cpu.norm", "softmax_arb")
 _KINDS = {"sum": 0, "mean": 1}
@@ -107,9 +109,9 @@ def steps_of(fn, args) -> list | None:
 
 def standalone(callee) -> bool:
     """Whether a step runs as its own prepared call rather than inside a chain: a conv
-    layer's direct or implicit-GEMM kernel (see :mod:`interp.graph_chains` for the
-    measurement)."""
-    return callee in (_DIRECT, _IMPLICIT)
+    layer's direct, implicit-GEMM or depthwise kernel (see :mod:`interp.graph_chains` for
+    the measurement)."""
+    return callee in (_DIRECT, _IMPLICIT, _DEPTHWISE)
 
 
 def resolve(callee, values) -> tuple:
@@ -257,6 +259,8 @@ def _fused_steps(fn, args) -> list | None:
         step = _conv_step(x, w, out, anchor.attrs, n, epilogue)
         if step is None and n == 2:
             step = _implicit_step(x, w, out, anchor.attrs, epilogue)
+        if step is None and n == 2:
+            step = _depthwise_step(x, w, out, anchor.attrs, epilogue)
         return None if step is None else [step]
     matched = getattr(fn, "chain_epilogue", None)
     if matched is not None:                 # channels-first: the kernel applies it
@@ -391,7 +395,7 @@ def _conv_step(x, w, out, attrs, n: int, epilogue):
 
 def _implicit_step(x, w, out, attrs, epilogue):
     """The implicit-GEMM kernel's call of one NHWC conv layer with a fused epilogue, all its
-    per-call work done once (:mod:`jitkernels.cpu.implicit_layer`), or None: the layers
+    per-call work done once (:mod:`jitkernels.cpu.layer_calls`), or None: the layers
     ``conv._conv2d_nhwc`` gives that kernel (:func:`jitkernels.cpu.implicit_conv.pays`),
     with a read-only weight (its packed form is kept) and the layout the kernel takes."""
     from ..cpu import implicit_conv
@@ -414,9 +418,40 @@ def _implicit_step(x, w, out, attrs, epilogue):
                 channels, out_channels, w.shape[:2], strides, dilation,
                 x.shape[0] * sizes[0] * sizes[1], x.dtype):
         return None
-    from ..cpu.implicit_layer import prepare
+    from ..cpu.layer_calls import prepare
     values = prepare(x, w, out, strides, dilation, before, after, epilogue)
     return (_IMPLICIT, [Literal(v) if type(v) in (bool, int) else v for v in values])
+
+
+def _depthwise_step(x, w, out, attrs, epilogue):
+    """The depthwise kernel's call of one NHWC layer (one output channel per input channel)
+    with a fused epilogue, its per-call work done once
+    (:func:`jitkernels.cpu.layer_calls.prepare_depthwise`), or None: the layers
+    ``conv.into_fused`` gives ``depthwise_nhwc``, with a read-only weight."""
+    from .._geometry import is_float, to_canonical
+    layout = attrs.get("kernel_layout") or "OIHW"
+    groups = int(attrs.get("groups", 1))
+    if (attrs.get("data_layout"), attrs.get("out_layout") or "NHWC") != ("NHWC", "NHWC") \
+            or x.ndim != 4 or w.ndim != 4 or sorted(layout) != sorted("HWIO") \
+            or groups <= 1 or groups != x.shape[3] or w.shape[layout.index("O")] != groups \
+            or w.shape[layout.index("I")] != 1 or not is_float(x, w) \
+            or out.dtype != x.dtype or w.dtype != x.dtype or w.flags.writeable \
+            or np.dtype(attrs.get("out_dtype") or x.dtype) != x.dtype \
+            or not x.flags.c_contiguous or not out.flags.c_contiguous:
+        return None
+    strides, dilation = ntuple(attrs.get("strides", 1), 2), ntuple(attrs.get("dilation", 1), 2)
+    before, after = padding_pairs(attrs.get("padding", 0), 2)
+    hwoi = to_canonical(w, layout, "HWOI")
+    sizes = tuple(conv_out(x.shape[1 + i], hwoi.shape[i], strides[i], dilation[i],
+                           before[i], after[i]) for i in range(2))
+    if tuple(out.shape) != (x.shape[0],) + sizes + (groups,) or min(sizes) <= 0:
+        return None
+    from ..cpu.layer_calls import prepare_depthwise
+    weight = np.ascontiguousarray(hwoi).reshape(hwoi.shape[0], hwoi.shape[1], groups)
+    values = prepare_depthwise(x, weight, out, tuple(int(v) for v in strides),
+                               tuple(int(v) for v in dilation),
+                               tuple(int(v) for v in before), epilogue)
+    return (_DEPTHWISE, values)
 
 
 # -- reductions and softmax -----------------------------------------------------------------

@@ -66,7 +66,8 @@ from .simd import (_CONTRACT, LANES, _Emitter, _flat, _ints, _numbers, _taps, ro
                    row_affine, row_copy, row_dot, row_fill, row_fma, row_mul_into)
 from .window_taps import inside_bits, inside_index, tap_mask
 
-__all__ = ["depthwise_nhwc_blocked", "row_dot3x3", "carried_columns", "ENV_STRATEGY", "SERIAL_MAX_WORK", "MIN_TASKS",
+__all__ = ["depthwise_nhwc_blocked", "layer_plan", "run_planned", "row_dot3x3",
+           "carried_columns", "ENV_STRATEGY", "SERIAL_MAX_WORK", "MIN_TASKS",
            "PLANE_MAX_BYTES", "PLANE_GROUP", "PLANE_GROUP_BYTES", "channel_chunks",
            "plane_shape", "use_planes"]
 
@@ -533,22 +534,31 @@ def depthwise_nhwc_blocked(x, w, out, strides, dilation, pads, kinds, vectors, r
             (read when this module is imported), else :func:`use_planes`. Planes need at
             least one whole channel block.
     """
-    key = (x.shape, w.shape, out.shape, out.itemsize, tuple(strides), tuple(dilation),
+    params, planes, split, tasks, serial = layer_plan(
+        x.shape, w.shape, out.shape, out.itemsize, strides, dilation, pads, planes)
+    threads = 1 if serial else get_num_threads() if threads is None else threads
+    run_planned(x, w, out, kinds, vectors, residual, params, tasks, split, planes, threads)
+
+
+def layer_plan(x_shape, w_shape, out_shape, itemsize, strides, dilation, pads,
+               planes=None) -> tuple:
+    """:func:`_plan`'s ``(params, planes, split, tasks, serial)``, memoised; the arguments
+    are those of :func:`depthwise_nhwc_blocked` (shapes, pairs; ``planes`` None: the rule)."""
+    key = (x_shape, w_shape, out_shape, itemsize, tuple(strides), tuple(dilation),
            tuple(pads), planes)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _plan(x.shape, w.shape, out.shape, out.itemsize, strides, dilation, pads, planes)
+        plan = _plan(x_shape, w_shape, out_shape, itemsize, strides, dilation, pads, planes)
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         _PLANS[key] = plan
-    params, planes, split, tasks, serial = plan
-    if serial:
-        threads = 1
-    elif threads is None:
-        threads = get_num_threads()
-    # The serial and parallel paths are separate compiled functions called from here: a
-    # compiled function calling both would compile the kernel once more (numba
-    # re-optimises every callee inside each caller).
+    return plan
+
+
+def run_planned(x, w, out, kinds, vectors, residual, params, tasks, split, planes,
+                threads) -> None:
+    """Run a planned layer (:func:`layer_plan`) on ``threads`` pieces (1: serial). Two
+    compiled drivers, chosen here: one calling both would compile the kernel once more."""
     if threads <= 1:
         _run(x, w, out, kinds, vectors, residual, params, 0, tasks, split, planes)
     else:

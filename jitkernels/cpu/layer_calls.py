@@ -1,15 +1,21 @@
-"""One implicit-GEMM conv layer as a prepared call: its per-call Python done once.
+"""Conv layers as prepared calls: their per-call Python done once.
 
-``implicit_conv.conv2d_nhwc`` spends ~15 us of Python per call before its kernel starts:
-argument checks, the layer's plan, the packed weight's cache lookup, the padding buffer,
-the epilogue's arrays, fresh job counters and the choice between one thread and a team.
-Inside a built graph all of that is the same at every run, so the graph's call chains
-(:mod:`jitkernels.codegen.chain_steps`, :mod:`interp.graph_chains`) take the layer as a
-*standalone step*: :func:`prepare` works out the arguments once per runtime binding and
-each run is one call of :func:`run_layer`, which resets the counters and runs the kernel on
-numba's current thread count. That count is the graph executor's choice for the run
+``implicit_conv.conv2d_nhwc`` spends ~15 us of Python per call before its kernel starts
+(argument checks, the layer's plan, the packed weight's cache lookup, the padding buffer,
+the epilogue's arrays, fresh job counters, the choice between one thread and a team), and a
+depthwise layer's path through ``conv.py`` ~23 us (attributes, layouts, its plan). Inside a
+built graph all of that is the same at every run, so the graph's call chains
+(:mod:`jitkernels.codegen.chain_steps`, :mod:`interp.graph_chains`) take such a layer as a
+*standalone step*: a ``prepare`` function works out the arguments once per runtime binding
+and each run is one call of a ``run`` function, which runs the kernel on numba's current
+thread count. That count is the graph executor's choice for the run
 (:func:`jitkernels.threads.run_threads`: one thread while other processes keep the cores
 busy), so no other test of the machine's load is made here.
+
+* implicit-GEMM layers: :func:`prepare`, :func:`run_layer` (the job's counters reset, then
+  ``implicit_conv``'s team or its serial kernel);
+* depthwise NHWC layers: :func:`prepare_depthwise`, :func:`run_depthwise` (the plan of
+  ``depthwise_nhwc``, then its serial or ``prange`` driver).
 """
 
 from __future__ import annotations
@@ -17,11 +23,12 @@ from __future__ import annotations
 import numpy as np
 from numba import config, get_num_threads, njit
 
+from . import depthwise_nhwc
 from .conv_core import scratch
 from .implicit_conv import FLAT_ROW_BLOCKS, _plan, _shared, _team, packed_weight
 from .work_sharing import new_state
 
-__all__ = ["prepare", "run_layer"]
+__all__ = ["prepare", "prepare_depthwise", "run_depthwise", "run_layer"]
 
 
 def prepare(x, weight, out, strides, dilation, before, after, epilogue) -> list:
@@ -68,3 +75,31 @@ def run_layer(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunk
     else:
         _shared(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
                 pad_state, state)
+
+
+def prepare_depthwise(x, weight, out, strides, dilation, before, epilogue) -> list:
+    """The arguments of :func:`run_depthwise` for one depthwise layer (multiplier 1).
+
+    Args:
+        x: C-contiguous NHWC data; out: the C-contiguous NHWC output, of x's dtype.
+        weight: ``(KH, KW, C)``, C-contiguous.
+        strides, dilation, before: pairs of ints (H, W); the bottom/right padding follows
+            from ``out``'s shape.
+        epilogue: ``(kinds, vectors, residual)`` arrays of the fused epilogue.
+    """
+    params, planes, split, tasks, serial = depthwise_nhwc.layer_plan(
+        x.shape, weight.shape, out.shape, out.itemsize, tuple(strides), tuple(dilation),
+        tuple(before))
+    kinds, vectors, residual = epilogue
+    return [x, weight, out, np.ascontiguousarray(kinds, np.int64),
+            np.ascontiguousarray(vectors, out.dtype), np.ascontiguousarray(residual, out.dtype),
+            params, tasks, split, planes, serial]
+
+
+def run_depthwise(x, w, out, kinds, vectors, residual, params, tasks, split, planes,
+                  serial) -> None:
+    """Run a layer :func:`prepare_depthwise` set up, on numba's current thread count (its
+    serial driver for a layer planned serial, or with one thread)."""
+    threads = 1 if serial else min(get_num_threads(), tasks)
+    depthwise_nhwc.run_planned(x, w, out, kinds, vectors, residual, params, tasks, split,
+                               planes, threads)

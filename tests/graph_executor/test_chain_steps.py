@@ -3,7 +3,7 @@ conv nets (direct-kernel conv2d/conv1d with their bias and ReLU, mean, softmax) 
 results of a numpy oracle written here (and kws those of onnxruntime) once chained, every
 conv layer runs as a prepared direct-kernel call and the rest as chains, and the switch,
 writable weights and big layers keep the node calls; wider layers run as prepared
-implicit-GEMM calls (jitkernels.cpu.implicit_layer) with the oracle's results."""
+implicit-GEMM calls (jitkernels.cpu.layer_calls) with the oracle's results."""
 
 import os
 import sys
@@ -326,7 +326,7 @@ def test_channels_first_epilogue_in_the_direct_kernel(channels, size, one_d, ord
         assert len(runtime._chained) == 1
 
 
-# -- implicit-GEMM layers as prepared calls (jitkernels.cpu.implicit_layer) ------------------
+# -- implicit-GEMM layers as prepared calls (jitkernels.cpu.layer_calls) ------------------
 
 def _implicit_steps(runtime) -> int:
     """How many of the runtime's node calls become prepared implicit-GEMM conv steps."""
@@ -368,7 +368,7 @@ def test_implicit_layers_run_as_prepared_calls(threads):
     residual included), on one thread or shared, and give the numpy oracle's results run
     after run; the switch keeps the node calls."""
     import numba
-    from jitkernels.cpu.implicit_layer import run_layer
+    from jitkernels.cpu.layer_calls import run_layer
     rng = np.random.default_rng(11)
     mod, params, oracle = _residual_net(rng, (24, 48), (14, 13))
     func = graph_function(mod, params)
@@ -385,3 +385,44 @@ def test_implicit_layers_run_as_prepared_calls(threads):
     if runtime._chained is None or _implicit_steps(runtime) == 0:
         pytest.skip("the graph's layers took another kernel here (layout or cost rule)")
     assert sum(1 for fn, _ in runtime._chained if fn is run_layer) == _implicit_steps(runtime)
+
+
+def _depthwise_net(rng, channels, size, stride):
+    """NCHW depthwise 3x3 (+bias, relu), then a 1x1 conv (+bias): module, params, oracle."""
+    x = irlib.var("x", shape=(1, channels) + size)
+    wd, bd = irlib.var("wd", shape=(channels, 1, 3, 3)), irlib.var("bd", shape=(channels,))
+    wp = irlib.var("wp", shape=(channels, channels, 1, 1))
+    h = irlib.nn.relu(irlib.nn.bias_add(irlib.nn.conv2d(
+        x, wd, strides=(stride, stride), padding=(1, 1), groups=channels), bd))
+    y = irlib.nn.conv2d(h, wp)
+    mod = irlib.IRModule.from_expr(irlib.Function([x, wd, bd, wp], y))
+    params = {"wd": rng.standard_normal((channels, 1, 3, 3)).astype("float32") * 0.3,
+              "bd": rng.standard_normal(channels).astype("float32") * 0.1,
+              "wp": rng.standard_normal((channels, channels, 1, 1)).astype("float32") * 0.2}
+
+    def oracle(value):
+        h = np.concatenate([_conv_ref(value[:, c:c + 1], params["wd"][c:c + 1],
+                                      (stride, stride), (1, 1))
+                            for c in range(channels)], axis=1)
+        h = np.maximum(h + params["bd"].reshape(1, -1, 1, 1), 0)
+        return _conv_ref(h, params["wp"], (1, 1), (0, 0))
+    return mod, params, oracle
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_layers_run_as_prepared_calls(stride):
+    """A depthwise layer with its bias and ReLU runs as one prepared call
+    (jitkernels.cpu.layer_calls.run_depthwise) and gives the oracle's results run after
+    run."""
+    from jitkernels.cpu.layer_calls import run_depthwise
+    rng = np.random.default_rng(5 + stride)
+    mod, params, oracle = _depthwise_net(rng, 40, (17, 15), stride)
+    func = graph_function(mod, params)
+    runtime = _runtime(func)
+    for _ in range(3):
+        value = rng.standard_normal((1, 40, 17, 15)).astype("float32")
+        np.testing.assert_allclose(func(value).numpy(), oracle(value), rtol=2e-4, atol=2e-4)
+    prepared = sum(1 for fn, _ in runtime._chained or () if fn is run_depthwise)
+    if prepared == 0:
+        pytest.skip("the depthwise layer took another path here (layout rule)")
+    assert prepared == 1
