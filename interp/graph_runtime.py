@@ -397,7 +397,8 @@ class GraphRuntime:
         each (:mod:`interp.graph_chains`; made, and compiled, on that second run). The run
         uses numba's threads, or one while other processes keep the cores busy
         (:func:`jitkernels.threads.run_threads`)."""
-        with run_threads(id(self)):
+        # the first two runs compile (kernels, then chains): not timed for stalls
+        with run_threads(id(self) if self._chained is not None else None):
             self._run_calls()
 
     def _run_calls(self) -> None:

@@ -47,8 +47,8 @@ import os
 import time
 
 __all__ = ["configure", "gemm_threads", "run_threads", "BACKOFF_SECONDS", "GOMP_SPINCOUNT",
-           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "MAX_BACKOFF_SECONDS", "STALL_FACTOR",
-           "STALL_MIN_SECONDS", "THREAD_VARIABLES"]
+           "GOMP_SPINCOUNT_WITH_BLAS_THREADS", "JUDGED_MIN_SECONDS", "MAX_BACKOFF_SECONDS",
+           "STALL_FACTOR", "STALL_MIN_SECONDS", "THREAD_VARIABLES"]
 
 GOMP_SPINCOUNT = "300000"
 """Spins an idle OpenMP worker makes before sleeping when it is the only pool (about 3 ms on
@@ -118,6 +118,12 @@ STALL_FACTOR = 3.0
 STALL_MIN_SECONDS = 0.002
 """Smallest excess over the fastest run that counts as a stall (a time slice is ~3 ms)."""
 
+JUDGED_MIN_SECONDS = 0.0005
+"""Models whose fastest run is shorter than this are not judged: a 2 ms hiccup of the
+machine (a page fault, an interrupt) is no stall of their few parallel loops, and a
+back-off costs a 12 us multilayer perceptron 7 us a run (setting numba's thread count
+and back)."""
+
 BACKOFF_SECONDS = 1.0
 """After a stalled run, runs use one thread for this long; doubled for each further stall
 (up to :data:`MAX_BACKOFF_SECONDS`) and halved back by each run that does not stall."""
@@ -131,43 +137,57 @@ _RUNS = {"until": 0.0, "backoff": BACKOFF_SECONDS, "fastest": {}}
 class run_threads:
     """Numba's thread count for one run of a model: as configured on an idle machine, 1
     while other processes keep the cores busy (see the module docstring); the caller's count
-    is restored on exit. A context manager: ``with run_threads(key) as threads: ...``.
+    is restored on exit. A context manager: ``with run_threads(key): ...``.
 
     The busy test samples ``/proc/stat`` every 0.25 s, so load that starts between samples
     is caught by timing instead: a run on several threads that took :data:`STALL_FACTOR`
     times the fastest one of the same ``key`` stalled, and the runs of the next
     :data:`BACKOFF_SECONDS` (doubling while the stalls go on) use one thread.
 
-    It costs ~2.5 us a run (a class with cached module look-ups, not a generator: 6 us; a
-    multilayer perceptron's whole run is ~12 us).
+    On an idle machine it costs ~1.5 us a run: numba's thread count is only read when it
+    is to be lowered (a multilayer perceptron's whole run is ~12 us).
 
     Args:
         key: what identifies the model being run (hashable, e.g. ``id`` of its runtime);
             None skips the stall test.
     """
 
-    __slots__ = ("key", "saved", "threads", "start")
+    __slots__ = ("key", "saved", "start")
 
     def __init__(self, key=None):
         self.key = key
 
-    def __enter__(self) -> int:
-        """Set the run's thread count; return it."""
-        numba = _numba()
-        self.saved = threads = numba.get_num_threads()
-        if threads > 1 and (time.monotonic() < _RUNS["until"] or
-                            _others_busy() > _cores() - threads + 0.5):
-            threads = 1
-            numba.set_num_threads(1)
-        self.threads = threads
+    def __enter__(self) -> "run_threads":
+        """Lower numba's thread count to 1 where the machine is busy; return self."""
+        self.saved = 0                  # 0: the count was left as it was
+        most = _configured_threads()
+        if most > 1 and (time.monotonic() < _RUNS["until"] or
+                         _others_busy() > _cores() - most + 0.5):
+            numba = _numba()
+            saved = numba.get_num_threads()
+            if saved > 1:
+                numba.set_num_threads(1)
+                self.saved = saved
         self.start = time.perf_counter()
-        return threads
+        return self
+
+    @property
+    def threads(self) -> int:
+        """The thread count in effect inside the block."""
+        return 1 if self.saved else _numba().get_num_threads()
 
     def __exit__(self, *exc) -> None:
-        if self.threads != self.saved:
+        if self.saved:
             _numba().set_num_threads(self.saved)
-        elif self.threads > 1 and self.key is not None:
+        elif self.key is not None:
             _judge(self.key, time.perf_counter() - self.start)
+
+
+def _configured_threads() -> int:
+    most = _MODULES.get("threads")
+    if most is None:
+        most = _MODULES["threads"] = int(_numba().config.NUMBA_NUM_THREADS)
+    return most
 
 
 _MODULES: dict = {}
@@ -201,8 +221,8 @@ def _judge(key, elapsed: float) -> None:
     """Record a multi-threaded run of ``key``; start a back-off if it stalled."""
     fastest = _RUNS["fastest"]
     best = fastest.get(key)
-    if best is not None and elapsed > STALL_FACTOR * best and \
-            elapsed - best > STALL_MIN_SECONDS:
+    if best is not None and best >= JUDGED_MIN_SECONDS and elapsed > STALL_FACTOR * best \
+            and elapsed - best > STALL_MIN_SECONDS:
         _RUNS["until"] = time.monotonic() + _RUNS["backoff"]
         _RUNS["backoff"] = min(2.0 * _RUNS["backoff"], MAX_BACKOFF_SECONDS)
         return

@@ -73,7 +73,8 @@ def test_run_threads_drops_to_one_thread_on_a_busy_machine(monkeypatch, busy, ex
     monkeypatch.setattr(work_sharing, "machine_cores", lambda: 2)
     monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "backoff": 1.0, "fastest": {}})
     before = numba.get_num_threads()
-    with threads.run_threads() as inside:
+    with threads.run_threads() as run:
+        inside = run.threads
         assert numba.get_num_threads() == inside
         assert inside == (before if expected is None or before == 1 else expected)
     assert numba.get_num_threads() == before
@@ -96,14 +97,25 @@ def test_a_stalled_run_backs_off_to_one_thread(monkeypatch):
     import time
     monkeypatch.setattr(time, "perf_counter", fake_clock)
     with threads.run_threads("model") as first:
-        pass
+        assert first.threads == numba.get_num_threads()
     with threads.run_threads("model") as second:
-        pass
-    assert first == second == numba.get_num_threads()
+        assert second.threads == numba.get_num_threads()
     assert threads._RUNS["until"] > 0.0                # 20 ms against a 1 ms best
     assert threads._RUNS["backoff"] == 2.0             # the next stall backs off longer
     with threads.run_threads("model") as third:
-        assert third == 1
+        assert third.threads == 1
     monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "backoff": 1.0, "fastest": {}})
     with threads.run_threads(None) as untimed:
-        assert untimed == numba.get_num_threads()
+        assert untimed.threads == numba.get_num_threads()
+
+
+def test_a_short_models_hiccup_is_not_a_stall(monkeypatch):
+    """A model whose fastest run is under JUDGED_MIN_SECONDS is never judged: a 5 ms
+    hiccup after 10 us runs starts no back-off."""
+    monkeypatch.setattr(threads, "_RUNS", {"until": 0.0, "backoff": 1.0, "fastest": {}})
+    threads._judge("tiny", 10e-6)
+    threads._judge("tiny", 5e-3)
+    assert threads._RUNS["until"] == 0.0
+    threads._judge("long", 1e-3)
+    threads._judge("long", 5e-3)
+    assert threads._RUNS["until"] > 0.0
