@@ -284,31 +284,34 @@ def _fused_steps(fn, args) -> list | None:
 def _epilogue_arrays(fused, args, out):
     """``(kinds, vectors, residual)`` of a fused epilogue on these arrays, gathered once;
     None when a per-channel operand may change between runs (a writable array)."""
-    from ..cpu.epilogue import RESIDUAL
-    vectors = np.zeros((len(fused.steps), fused.channels), fused.dtype)
-    residual = fused.placeholder
-    for s, (kind, operand) in enumerate(fused.steps):
-        if operand is None:
-            continue
-        value = args[operand] if isinstance(operand, int) else operand
-        if kind == RESIDUAL:
-            if value.shape != out.shape or value.dtype != out.dtype \
-                    or not value.flags.c_contiguous:
-                return None
-            residual = value
-        else:
-            if value.flags.writeable or value.size != fused.channels:
-                return None
-            vectors[s] = value.reshape(-1)
-    return fused.kinds, vectors, residual
+    got = _gather_epilogue(fused.steps, args, out, fused.channels, fused.dtype,
+                           fused.placeholder, False)
+    return None if got is None else (fused.kinds,) + got
 
 
 def _channels_first_arrays(steps, args, out):
-    """:func:`_epilogue_arrays` for :func:`match_channels_first`'s steps."""
+    """:func:`_epilogue_arrays` for :func:`match_channels_first`'s steps (a constant
+    per-channel operand may be a writable array: it is the build's own copy)."""
+    got = _gather_epilogue(steps, args, out, out.shape[1], out.dtype,
+                           np.zeros((1, 1, 1, 1), out.dtype), True)
+    if got is None:
+        return None
+    vectors, residual = got
+    if residual.ndim != 4:
+        residual = residual[:, :, None, :]
+    return np.array([kind for kind, _ in steps], np.int64), vectors, residual
+
+
+def _gather_epilogue(steps, args, out, channels: int, dtype, placeholder,
+                     writable_constants: bool):
+    """``(vectors, residual)`` of epilogue ``steps`` (``(kind, operand)``: an input slot of
+    ``args``, a constant array or None) on these arrays, or None: a residual not shaped,
+    typed and laid out like ``out``, a per-channel operand of another size, or one that
+    may change between runs (writable; a constant array too unless
+    ``writable_constants``)."""
     from ..cpu.epilogue import RESIDUAL
-    channels = out.shape[1]
-    vectors = np.zeros((len(steps), channels), out.dtype)
-    residual = np.zeros((1, 1, 1, 1), out.dtype)
+    vectors = np.zeros((len(steps), channels), dtype)
+    residual = placeholder
     for s, (kind, operand) in enumerate(steps):
         if operand is None:
             continue
@@ -317,13 +320,14 @@ def _channels_first_arrays(steps, args, out):
             if value.shape != out.shape or value.dtype != out.dtype \
                     or not value.flags.c_contiguous:
                 return None
-            residual = value if value.ndim == 4 else value[:, :, None, :]
-        elif value.flags.writeable and not isinstance(operand, np.ndarray) \
+            residual = value
+        elif value.flags.writeable and not (writable_constants
+                                            and isinstance(operand, np.ndarray)) \
                 or value.size != channels:
             return None
         else:
             vectors[s] = value.reshape(-1)
-    return np.array([kind for kind, _ in steps], np.int64), vectors, residual
+    return vectors, residual
 
 
 def _conv_step(x, w, out, attrs, n: int, epilogue):
