@@ -77,13 +77,18 @@ def _prepared_convs(runtime) -> int:
     return sum(1 for fn, _ in runtime._chained if fn is _direct_serial)
 
 
-def _direct_steps(runtime) -> int:
-    """How many of the runtime's node calls become direct-kernel conv steps."""
+def _steps_calling(runtime, callee) -> int:
+    """How many of the runtime's node calls become steps calling ``callee``."""
     count = 0
     for fn, args in runtime.calls:
         steps = chain_steps.steps_of(fn, args) or []
-        count += sum(1 for callee, _ in steps if callee == chain_steps._DIRECT)
+        count += sum(1 for step, _ in steps if step == callee)
     return count
+
+
+def _direct_steps(runtime) -> int:
+    """How many of the runtime's node calls become direct-kernel conv steps."""
+    return _steps_calling(runtime, chain_steps._DIRECT)
 
 
 @settings(max_examples=5, deadline=None)
@@ -330,11 +335,7 @@ def test_channels_first_epilogue_in_the_direct_kernel(channels, size, one_d, ord
 
 def _implicit_steps(runtime) -> int:
     """How many of the runtime's node calls become prepared implicit-GEMM conv steps."""
-    count = 0
-    for fn, args in runtime.calls:
-        steps = chain_steps.steps_of(fn, args) or []
-        count += sum(1 for callee, _ in steps if callee == chain_steps._IMPLICIT)
-    return count
+    return _steps_calling(runtime, chain_steps._IMPLICIT)
 
 
 def _residual_net(rng, channels, size):
