@@ -162,7 +162,7 @@ class run_threads:
         self.saved = 0                  # 0: the count was left as it was
         most = _configured_threads()
         if most > 1 and (time.monotonic() < _RUNS["until"] or
-                         _others_busy() > _cores() - most + 0.5):
+                         _sharing().cores_taken(most, _cores())):
             numba = _numba()
             saved = numba.get_num_threads()
             if saved > 1:
@@ -201,19 +201,18 @@ def _numba():
     return numba
 
 
-def _others_busy() -> float:
+def _sharing():
     sharing = _MODULES.get("work_sharing")
     if sharing is None:
         from .cpu import work_sharing as sharing
         _MODULES["work_sharing"] = sharing
-    return sharing.others_busy()
+    return sharing
 
 
 def _cores() -> int:
     cores = _MODULES.get("cores")
     if cores is None:
-        from .cpu.work_sharing import machine_cores
-        cores = _MODULES["cores"] = machine_cores()
+        cores = _MODULES["cores"] = _sharing().machine_cores()
     return cores
 
 

@@ -411,20 +411,15 @@ def _implicit_step(x, w, out, attrs, epilogue):
             or (attrs.get("data_layout"), attrs.get("kernel_layout"),
                 attrs.get("out_layout") or "NHWC") != ("NHWC", "HWIO", "NHWC"):
         return None
-    strides, dilation = ntuple(attrs.get("strides", 1), 2), ntuple(attrs.get("dilation", 1), 2)
-    before, after = padding_pairs(attrs.get("padding", 0), 2)
-    before, after = tuple(int(v) for v in before), tuple(int(v) for v in after)
+    strides, dilation, before, after, sizes = _nhwc_window(attrs, x.shape, w.shape[:2])
     channels, out_channels = x.shape[3], w.shape[3]
-    sizes = tuple(conv_out(x.shape[1 + i], w.shape[i], strides[i], dilation[i], before[i],
-                           after[i]) for i in range(2))
     if w.shape[2] != channels or tuple(out.shape) != (x.shape[0],) + sizes + (out_channels,) \
             or min(sizes) <= 0 or not implicit_conv.pays(
                 channels, out_channels, w.shape[:2], strides, dilation,
                 x.shape[0] * sizes[0] * sizes[1], x.dtype):
         return None
     from ..cpu.layer_calls import prepare
-    values = prepare(x, w, out, strides, dilation, before, after, epilogue)
-    return (_IMPLICIT, [Literal(v) if type(v) in (bool, int) else v for v in values])
+    return (_IMPLICIT, prepare(x, w, out, strides, dilation, before, after, epilogue))
 
 
 def _depthwise_step(x, w, out, attrs, epilogue):
@@ -443,19 +438,26 @@ def _depthwise_step(x, w, out, attrs, epilogue):
             or np.dtype(attrs.get("out_dtype") or x.dtype) != x.dtype \
             or not x.flags.c_contiguous or not out.flags.c_contiguous:
         return None
-    strides, dilation = ntuple(attrs.get("strides", 1), 2), ntuple(attrs.get("dilation", 1), 2)
-    before, after = padding_pairs(attrs.get("padding", 0), 2)
     hwoi = to_canonical(w, layout, "HWOI")
-    sizes = tuple(conv_out(x.shape[1 + i], hwoi.shape[i], strides[i], dilation[i],
-                           before[i], after[i]) for i in range(2))
+    strides, dilation, before, _, sizes = _nhwc_window(attrs, x.shape, hwoi.shape[:2])
     if tuple(out.shape) != (x.shape[0],) + sizes + (groups,) or min(sizes) <= 0:
         return None
     from ..cpu.layer_calls import prepare_depthwise
     weight = np.ascontiguousarray(hwoi).reshape(hwoi.shape[0], hwoi.shape[1], groups)
-    values = prepare_depthwise(x, weight, out, tuple(int(v) for v in strides),
-                               tuple(int(v) for v in dilation),
-                               tuple(int(v) for v in before), epilogue)
-    return (_DEPTHWISE, values)
+    return (_DEPTHWISE, prepare_depthwise(x, weight, out, strides, dilation, before, epilogue))
+
+
+def _nhwc_window(attrs, shape, kernel) -> tuple:
+    """``(strides, dilation, before, after, sizes)`` of a 2-D NHWC conv: its attributes as
+    pairs of ints and the output's spatial sizes for data of ``shape`` and a ``kernel``
+    of ``(KH, KW)``."""
+    strides, dilation = ntuple(attrs.get("strides", 1), 2), ntuple(attrs.get("dilation", 1), 2)
+    strides, dilation = tuple(int(v) for v in strides), tuple(int(v) for v in dilation)
+    before, after = padding_pairs(attrs.get("padding", 0), 2)
+    before, after = tuple(int(v) for v in before), tuple(int(v) for v in after)
+    sizes = tuple(conv_out(shape[1 + i], kernel[i], strides[i], dilation[i], before[i],
+                           after[i]) for i in range(2))
+    return strides, dilation, before, after, sizes
 
 
 # -- reductions and softmax -----------------------------------------------------------------

@@ -154,11 +154,9 @@ class TeamProducts:
 
     def _threads(self) -> int:
         from numba import get_num_threads
-        from .work_sharing import machine_cores, others_busy
+        from .work_sharing import cores_taken
         threads = min(self.threads, get_num_threads())
-        if threads > 1 and others_busy() > machine_cores() - threads + 0.5:
-            return 1
-        return threads
+        return 1 if threads > 1 and cores_taken(threads) else threads
 
     def run(self, tasks, work: float, key=None) -> None:
         """Run each task: ``(function, args)`` of a cblas call of irlib's copy, or
@@ -324,7 +322,7 @@ def _task(a, b, out, beta: float):
 
 
 def _batch_layout(a, b, out):
-    """``(fields, count)`` of a batched ``out[...] = a @ b`` (operands already broadcast to
+    """The parts table of a batched ``out[...] = a @ b`` (operands already broadcast to
     ``out``'s leading shape): an int64 ``(count, 11)`` table of every matrix's
     :data:`blas_team.FIELDS` (one layout, the addresses from the leading strides), or None
     when it does not apply (one matrix, a one-row or one-column product, an operand BLAS

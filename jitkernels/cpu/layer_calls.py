@@ -8,9 +8,9 @@ built graph all of that is the same at every run, so the graph's call chains
 (:mod:`jitkernels.codegen.chain_steps`, :mod:`interp.graph_chains`) take such a layer as a
 *standalone step*: a ``prepare`` function works out the arguments once per runtime binding
 and each run is one call of a ``run`` function, which runs the kernel on numba's current
-thread count. That count is the graph executor's choice for the run
+thread count: the graph executor's choice for the run
 (:func:`jitkernels.threads.run_threads`: one thread while other processes keep the cores
-busy), so no other test of the machine's load is made here.
+busy).
 
 * implicit-GEMM layers: :func:`prepare`, :func:`run_layer` (the job's counters reset, then
   ``implicit_conv``'s team or its serial kernel);
@@ -26,7 +26,7 @@ from numba import config, get_num_threads, njit
 from . import depthwise_nhwc
 from .conv_core import scratch
 from .implicit_conv import FLAT_ROW_BLOCKS, _plan, _shared, _team, packed_weight
-from .work_sharing import new_state
+from .work_sharing import new_state, share
 
 __all__ = ["prepare", "prepare_depthwise", "run_depthwise", "run_layer"]
 
@@ -63,18 +63,13 @@ def _reset(pad_state, state):
 
 def run_layer(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
               pad_state, state) -> None:
-    """Run a layer :func:`prepare` set up: reset the job's counters, then the kernel's
-    chunks on numba's current thread count (the team of ``implicit_conv``) or, with one
-    thread or one chunk, on the calling thread. (Compiled calls from Python: a numba
-    function that calls the team, or numba's thread count, cannot be cached on disk.)"""
+    """Run a layer :func:`prepare` set up: reset the job's counters, then share the kernel's
+    chunks as ``implicit_conv`` does, on numba's current thread count. (Called from Python:
+    a numba function that calls the team, or numba's thread count, cannot be cached on
+    disk.)"""
     _reset(pad_state, state)
-    workers = min(get_num_threads(), chunks)
-    if workers > 1:
-        _team(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
-              pad_state, state, workers)
-    else:
-        _shared(x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
-                pad_state, state)
+    share(_shared, (x, padded, pad, bp, out, geometry, kinds, vectors, residual, chunks,
+                    pad_state, state), state, chunks, get_num_threads(), _team)
 
 
 def prepare_depthwise(x, weight, out, strides, dilation, before, epilogue) -> list:

@@ -44,8 +44,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["atomic_add", "claim", "finish", "machine_cores", "new_state", "share",
-           "SAMPLE_SECONDS", "others_busy"]
+__all__ = ["atomic_add", "claim", "cores_taken", "finish", "machine_cores", "new_state",
+           "share", "SAMPLE_SECONDS", "others_busy"]
 
 
 @intrinsic
@@ -118,6 +118,19 @@ def others_busy() -> float:
     return _SAMPLE["others"]
 
 
+def cores_taken(threads: int, cores: int = 0) -> bool:
+    """Whether the other processes leave too little of the machine for ``threads`` threads
+    of this one: they used more than ``cores - threads + 0.5`` cores over the last sample
+    (:func:`others_busy`). Every shared-work decision of irlib uses this one rule.
+
+    Args:
+        threads: the threads this process would run on.
+        cores: the cores to count with (default :func:`machine_cores`; a caller that keeps
+            the count passes it).
+    """
+    return others_busy() > (cores or machine_cores()) - threads + 0.5
+
+
 def machine_cores() -> int:
     """The cores this process may run on."""
     try:
@@ -168,7 +181,7 @@ def share(kernel, args: tuple, state: np.ndarray, total: int, threads: int,
             compiled in each process (seconds for a large kernel).
     """
     workers = min(threads, total)
-    if workers > 1 and others_busy() > machine_cores() - workers + 0.5:
+    if workers > 1 and cores_taken(workers):
         workers = 1                 # the cores are taken: no barrier to wait at
     if team is not None:
         if workers > 1:
