@@ -62,15 +62,28 @@ def run(setting: str, threads: int, repeat: int) -> list:
                OMP_NUM_THREADS=count, OPENBLAS_NUM_THREADS=count, IRLIB_NUM_THREADS=count,
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run([sys.executable, __file__, "--worker", "--repeat", str(repeat)],
-                          env=env, capture_output=True, text=True, check=True)
+                          env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise RuntimeError(f"the {setting!r} worker failed: "
+                           f"{lines[-1] if lines else 'no output'}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs an integer of at least 1, got {text}")
+    return value
 
 
 def main(argv=None) -> int:
     """Parse the arguments, run the three settings, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=200, help="timed calls per shape")
-    parser.add_argument("--threads", type=int, default=2, help="threads of the shared runs")
+    parser.add_argument("--repeat", type=_positive, default=200, help="timed calls per shape")
+    parser.add_argument("--threads", type=_positive, default=2,
+                        help="threads of the shared runs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
